@@ -1,0 +1,15 @@
+/** One agent, as its `agents/<id>/AGENT.md` defines it. */
+export interface AgentDefinition {
+  /** The folder name. */
+  id: string;
+  name: string;
+  description: string;
+  /** A model_name from model_list, or undefined for `agents.defaults.model_name`. */
+  model: string | undefined;
+  /** The tool allowlist: null when absent (every enabled tool), [] for none. */
+  tools: readonly string[] | null;
+  /** The body of AGENT.md: the system prompt. */
+  prompt: string;
+  /** The file it came from (for messages). */
+  file: string;
+}

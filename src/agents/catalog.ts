@@ -1,0 +1,68 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { AGENT_ID } from "../config/schema.js";
+import type { AgentDefinition } from "./agent.js";
+import { parseAgentFile } from "./frontmatter.js";
+
+export const AGENT_FILE = "AGENT.md";
+
+/** Every agent found under a folder, by id, plus warnings for what was skipped or doubtful. */
+export interface AgentCatalog {
+  agents: ReadonlyMap<string, AgentDefinition>;
+  warnings: string[];
+}
+
+/**
+ * Reads `<dir>/<id>/AGENT.md` for every sub-folder. A folder whose name is not
+ * a valid id, or that has no AGENT.md, is skipped with a warning. Frontmatter
+ * that does not parse loads the agent with NO tools (fail closed) and a
+ * warning naming the file; nothing here throws for a bad agent.
+ */
+export function loadAgentCatalog(dir: string): AgentCatalog {
+  const agents = new Map<string, AgentDefinition>();
+  const warnings: string[] = [];
+  if (!existsSync(dir)) {
+    warnings.push(`${dir}: agents folder not found`);
+    return { agents, warnings };
+  }
+  const names = readdirSync(dir).sort();
+  for (const name of names) {
+    const folder = path.join(dir, name);
+    if (!statSync(folder).isDirectory()) continue;
+    if (!AGENT_ID.test(name)) {
+      warnings.push(`${folder}: "${name}" is not a valid agent id (lowercase letters, digits, _ and -, at most 64, starting with a letter or digit); skipped`);
+      continue;
+    }
+    const file = path.join(folder, AGENT_FILE);
+    if (!existsSync(file)) {
+      warnings.push(`${folder}: no ${AGENT_FILE}; skipped`);
+      continue;
+    }
+    const { agent, warnings: own } = readAgent(name, file, readFileSync(file, "utf8"));
+    agents.set(name, agent);
+    warnings.push(...own);
+  }
+  return { agents, warnings };
+}
+
+/** Builds one agent from the text of its AGENT.md. */
+export function readAgent(id: string, file: string, text: string): { agent: AgentDefinition; warnings: string[] } {
+  const parsed = parseAgentFile(text);
+  const warnings = parsed.notes.map((note) => `${file}: ${note}`);
+  if (parsed.problems.length > 0) {
+    warnings.push(`${file}: frontmatter does not parse, so agent "${id}" gets no tools: ${parsed.problems.join("; ")}`);
+  }
+  const fm = parsed.frontmatter;
+  return {
+    agent: {
+      id,
+      name: fm?.name ?? id,
+      description: fm?.description ?? "",
+      model: fm?.model,
+      tools: fm === null ? [] : (fm.tools ?? null),
+      prompt: parsed.body,
+      file,
+    },
+    warnings,
+  };
+}

@@ -1,0 +1,78 @@
+import { parseDocument } from "yaml";
+import { z } from "zod";
+import { describeIssues } from "../validation.js";
+
+/**
+ * AGENT.md frontmatter: a YAML mapping between `---` lines at the top of the
+ * file. Anything wrong with it is reported as `problems`, and the caller
+ * fails closed (the agent gets no tools).
+ */
+
+export const frontmatterSchema = z.looseObject({
+  name: z.string().min(1).optional(),
+  description: z.string().optional(),
+  model: z.string().min(1).optional(),
+  tools: z
+    .array(z.string().min(1))
+    .nullable()
+    .optional()
+    .transform((v) => (v === null ? [] : v)),
+});
+
+export type Frontmatter = z.output<typeof frontmatterSchema>;
+
+const KNOWN_KEYS = new Set(Object.keys(frontmatterSchema.shape));
+
+export interface ParsedAgentFile {
+  /** The validated frontmatter, or null when it is missing or broken. */
+  frontmatter: Frontmatter | null;
+  /** True when a frontmatter block was present (even a broken one). */
+  hasFrontmatter: boolean;
+  body: string;
+  /** Why the frontmatter could not be used: the agent must fail closed. */
+  problems: string[];
+  /** Things worth a warning that do not change behaviour. */
+  notes: string[];
+}
+
+const OPEN = /^\uFEFF?---[ \t]*\r?\n/;
+const CLOSE = /^(?:---|\.\.\.)[ \t]*$/m;
+
+export function parseAgentFile(text: string): ParsedAgentFile {
+  const open = OPEN.exec(text);
+  if (!open) {
+    if (/^\uFEFF?---[ \t]*$/.test(text)) {
+      return { frontmatter: null, hasFrontmatter: true, body: "", problems: ["frontmatter is not closed by a --- line"], notes: [] };
+    }
+    return { frontmatter: { tools: undefined }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
+  }
+  const rest = text.slice(open[0].length);
+  const close = CLOSE.exec(rest);
+  if (!close) {
+    return { frontmatter: null, hasFrontmatter: true, body: rest.trim(), problems: ["frontmatter is not closed by a --- line"], notes: [] };
+  }
+  const yamlText = rest.slice(0, close.index);
+  const body = rest.slice(close.index + close[0].length).trim();
+  const doc = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      frontmatter: null,
+      hasFrontmatter: true,
+      body,
+      problems: doc.errors.map((e) => `YAML: ${e.message.split("\n")[0]}`),
+      notes: [],
+    };
+  }
+  const data: unknown = doc.toJS() ?? {};
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    return { frontmatter: null, hasFrontmatter: true, body, problems: ["frontmatter must be a YAML mapping"], notes: [] };
+  }
+  const parsed = frontmatterSchema.safeParse(data, { reportInput: true });
+  if (!parsed.success) {
+    return { frontmatter: null, hasFrontmatter: true, body, problems: describeIssues(parsed.error), notes: [] };
+  }
+  const notes = Object.keys(data)
+    .filter((key) => !KNOWN_KEYS.has(key))
+    .map((key) => `unknown frontmatter key "${key}" ignored`);
+  return { frontmatter: parsed.data, hasFrontmatter: true, body, problems: [], notes };
+}

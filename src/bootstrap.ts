@@ -1,0 +1,45 @@
+import { loadAgentCatalog } from "./agents/catalog.js";
+import type { LoadedConfig } from "./config/load.js";
+import { ConfigError } from "./errors.js";
+import type { Logger } from "./log.js";
+import { ModelCatalog } from "./models/catalog.js";
+import type { Fetch } from "./models/openai.js";
+import { Runtime } from "./runtime/runtime.js";
+import type { AnyTool } from "./tools/registry.js";
+
+export interface BootstrapOptions {
+  logger: Logger;
+  fetch?: Fetch;
+  /** Extra tools (tests, embedders). */
+  tools?: AnyTool[];
+}
+
+export interface Bootstrapped {
+  runtime: Runtime;
+  warnings: string[];
+}
+
+/**
+ * Everything the CLI does between "config loaded" and "ready": read the
+ * agents, check the default agent exists, make the runtime with its tools
+ * and models. Problems that must stop start-up throw ConfigError.
+ */
+export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
+  const catalog = loadAgentCatalog(loaded.agentsDir);
+  const wanted = loaded.config.agents.default;
+  if (!catalog.agents.has(wanted)) {
+    const found = [...catalog.agents.keys()];
+    throw new ConfigError([
+      `agents.default: no agent "${wanted}" in ${loaded.agentsDir} (${found.length ? `found: ${found.join(", ")}` : "no agents found"}); create ${loaded.agentsDir}/${wanted}/AGENT.md`,
+      ...catalog.warnings,
+    ]);
+  }
+  const runtime = new Runtime({
+    config: loaded.config,
+    agents: catalog.agents,
+    models: new ModelCatalog(loaded, opts.fetch ? { fetch: opts.fetch } : {}),
+    tools: opts.tools ?? [],
+    logger: opts.logger,
+  });
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()] };
+}

@@ -1,0 +1,154 @@
+import { parseArgs } from "node:util";
+import { bootstrap } from "./bootstrap.js";
+import { type LoadedConfig, loadConfig } from "./config/load.js";
+import { maskSecrets } from "./config/mask.js";
+import { ConfigError, PicoclawError, messageOf } from "./errors.js";
+import { startGateway } from "./gateway/server.js";
+import { type Logger, createLogger } from "./log.js";
+
+const USAGE = `picoclaw: a gateway runtime for chat agents
+
+Usage:
+  picoclaw gateway                          start the HTTP gateway
+  picoclaw agent -m TEXT [--agent ID] [--session ID]
+                                            run one turn, print the reply
+  picoclaw agents                           list agents and their effective tools
+  picoclaw config check                     validate and print the effective config (secrets masked)
+
+Options (every command):
+  --config PATH    config file (default: $PICOCLAW_CONFIG, then ./picoclaw.config.json)
+  -h, --help       this text
+
+Exit codes: 0 ok, 1 the work failed, 2 bad config or usage.`;
+
+export interface CliIO {
+  argv: string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  logger?: Logger;
+}
+
+class UsageError extends Error {}
+
+/** Runs one CLI command; resolves with the exit code (the gateway resolves when it stops). */
+export async function runCli(io: CliIO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: io.argv,
+      allowPositionals: true,
+      options: {
+        config: { type: "string" },
+        message: { type: "string", short: "m" },
+        agent: { type: "string" },
+        session: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    io.stderr(`${messageOf(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, sub] = positionals;
+  if (values.help || command === undefined || command === "help") {
+    io.stdout(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  try {
+    const loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: values.config ? ["--config", values.config] : [] });
+    const logger = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL ?? "info");
+    switch (command) {
+      case "gateway":
+        return await gateway(loaded, logger, io);
+      case "agent":
+        return await agentTurn(loaded, logger, io, values);
+      case "agents":
+        return agents(loaded, logger, io);
+      case "config":
+        if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`);
+        return configCheck(loaded, logger, io);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      io.stderr(`picoclaw: invalid configuration:\n${error.problems.map((p) => `  - ${p}`).join("\n")}`);
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      io.stderr(`picoclaw: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    io.stderr(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`);
+    return 1;
+  }
+}
+
+function printWarnings(warnings: string[], io: CliIO): void {
+  for (const warning of warnings) io.stderr(`warning: ${warning}`);
+}
+
+async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+  const { runtime, warnings } = bootstrap(loaded, { logger });
+  for (const warning of warnings) logger.warn(warning);
+  const { host, port, token } = loaded.config.gateway;
+  const running = await startGateway({ runtime, host, port, token });
+  io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${[...runtime.agents.keys()].join(", ")})`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info(`${signal}: stopping`);
+      process.off("SIGTERM", onTerm);
+      process.off("SIGINT", onInt);
+      void running.close().then(resolve);
+    };
+    const onTerm = () => stop("SIGTERM");
+    const onInt = () => stop("SIGINT");
+    process.on("SIGTERM", onTerm);
+    process.on("SIGINT", onInt);
+  });
+  logger.info("stopped");
+  return 0;
+}
+
+async function agentTurn(
+  loaded: LoadedConfig,
+  logger: Logger,
+  io: CliIO,
+  values: { message?: string; agent?: string; session?: string },
+): Promise<number> {
+  if (values.message === undefined) throw new UsageError("agent needs -m TEXT");
+  const { runtime, warnings } = bootstrap(loaded, { logger });
+  printWarnings(warnings, io);
+  const outcome = await runtime.handleMessage({
+    agentId: values.agent ?? loaded.config.agents.default,
+    channel: "cli",
+    chatId: values.session ?? "default",
+    text: values.message,
+  });
+  const last = outcome.delivered.at(-1);
+  for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
+  io.stdout(outcome.reply);
+  return 0;
+}
+
+function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): number {
+  const { runtime, warnings } = bootstrap(loaded, { logger });
+  printWarnings(warnings, io);
+  const rows = runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name]);
+  const header = ["ID", "MODEL", "TOOLS", "NAME"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  io.stdout([line(header), ...rows.map(line)].join("\n"));
+  return 0;
+}
+
+function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): number {
+  const { warnings } = bootstrap(loaded, { logger });
+  printWarnings(warnings, io);
+  io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
+  io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));
+  return 0;
+}

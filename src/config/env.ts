@@ -1,0 +1,105 @@
+import { formatPath } from "../validation.js";
+import { CONFIGURED_TOOL_NAMES } from "./schema.js";
+
+/**
+ * The environment overrides of CONTRACT §2, applied to the raw config after
+ * the file and before validation. Each bad value is reported naming the
+ * variable; a variable that is not set changes nothing.
+ */
+
+type Parse = (raw: string) => { value: unknown } | { problem: string };
+
+const parseBoolean: Parse = (raw) => {
+  const v = raw.trim().toLowerCase();
+  if (v === "true" || v === "1") return { value: true };
+  if (v === "false" || v === "0") return { value: false };
+  return { problem: `expected true, false, 1 or 0, got ${JSON.stringify(raw)}` };
+};
+
+const parseInteger =
+  (min: number, max: number): Parse =>
+  (raw) => {
+    const v = raw.trim();
+    if (!/^-?\d+$/.test(v)) return { problem: `expected an integer from ${min} to ${max}, got ${JSON.stringify(raw)}` };
+    const n = Number(v);
+    if (n < min || n > max) return { problem: `expected an integer from ${min} to ${max}, got ${v}` };
+    return { value: n };
+  };
+
+const parseText: Parse = (raw) => (raw.trim() ? { value: raw.trim() } : { problem: "must not be empty" });
+
+interface Override {
+  variable: string;
+  path: string[];
+  parse: Parse;
+}
+
+const FIXED: Override[] = [
+  { variable: "PICOCLAW_GATEWAY_HOST", path: ["gateway", "host"], parse: parseText },
+  { variable: "PICOCLAW_GATEWAY_PORT", path: ["gateway", "port"], parse: parseInteger(0, 65535) },
+  { variable: "PICOCLAW_GATEWAY_TOKEN", path: ["gateway", "token"], parse: (raw) => ({ value: raw }) },
+  { variable: "PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME", path: ["agents", "defaults", "model_name"], parse: parseText },
+  {
+    variable: "PICOCLAW_AGENTS_DEFAULTS_MAX_TOOL_ITERATIONS",
+    path: ["agents", "defaults", "max_tool_iterations"],
+    parse: parseInteger(1, 1000),
+  },
+];
+
+const TOOL_ENABLED = /^PICOCLAW_TOOLS_([A-Z0-9_]+)_ENABLED$/;
+
+/** The variable that switches a tool on or off: `todo` → `PICOCLAW_TOOLS_TODO_ENABLED`. */
+export function toolEnabledVariable(tool: string): string {
+  return `PICOCLAW_TOOLS_${tool.toUpperCase()}_ENABLED`;
+}
+
+export interface OverrideOutcome {
+  problems: string[];
+  warnings: string[];
+  /** JSON path (as formatted) → the variable that set it, for error messages. */
+  setBy: Map<string, string>;
+}
+
+/** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
+export function applyEnvOverrides(
+  raw: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+  toolNames: readonly string[] = CONFIGURED_TOOL_NAMES,
+): OverrideOutcome {
+  const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map() };
+  const overrides = [...FIXED];
+  for (const variable of Object.keys(env).sort()) {
+    const match = TOOL_ENABLED.exec(variable);
+    if (!match) continue;
+    const tool = match[1]!.toLowerCase();
+    if (!toolNames.includes(tool)) {
+      outcome.warnings.push(`${variable}: there is no tool named "${tool}"; ignored`);
+      continue;
+    }
+    overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
+  }
+  for (const { variable, path, parse } of overrides) {
+    const rawValue = env[variable];
+    if (rawValue === undefined) continue;
+    const parsed = parse(rawValue);
+    if ("problem" in parsed) {
+      outcome.problems.push(`${variable}: ${parsed.problem}`);
+      continue;
+    }
+    if (setAt(raw, path, parsed.value)) outcome.setBy.set(formatPath(path), variable);
+  }
+  return outcome;
+}
+
+/** Sets a nested value, creating plain objects on the way; false when the file has a non-object there. */
+function setAt(root: Record<string, unknown>, path: string[], value: unknown): boolean {
+  let node = root;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === undefined) node[key] = {};
+    else if (next === null || typeof next !== "object" || Array.isArray(next)) return false;
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+  return true;
+}

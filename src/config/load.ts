@@ -1,0 +1,180 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import dotenv from "dotenv";
+import { ConfigError } from "../errors.js";
+import { describeIssues, formatPath } from "../validation.js";
+import { applyEnvOverrides } from "./env.js";
+import { type Config, type ModelEntry, configSchema } from "./schema.js";
+import { type MissingVariable, substituteVariables } from "./substitute.js";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface LoadConfigOptions {
+  /** The process environment (never mutated). */
+  env: Env;
+  /** The working directory the default config and `.env` are looked up in. */
+  cwd: string;
+  /** Command-line arguments; `--config PATH` (or `--config=PATH`) picks the file. */
+  argv?: readonly string[];
+}
+
+/** A model entry's `${VAR}` references that were not set, by model_name. */
+export type UnresolvedVariables = ReadonlyMap<string, readonly { path: string; variable: string }[]>;
+
+export interface LoadedConfig {
+  config: Config;
+  /** The config file read, or null when none exists and defaults apply. */
+  file: string | null;
+  /** The folder relative paths in the config resolve against. */
+  baseDir: string;
+  /** `agents.dir`, resolved. */
+  agentsDir: string;
+  /** The environment after `.env` files were merged in (set variables win). */
+  env: Env;
+  warnings: string[];
+  unresolved: UnresolvedVariables;
+}
+
+export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
+
+/**
+ * Finds, reads and validates the config: file (`--config`, `$PICOCLAW_CONFIG`,
+ * `./picoclaw.config.json`) → `${VAR}` substitution → env overrides → zod.
+ * Throws one ConfigError listing every problem. Pure: it reads files but
+ * never touches `process.env` or the process.
+ */
+export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+  const env: Record<string, string | undefined> = { ...opts.env };
+  loadDotenv(path.join(opts.cwd, ".env"), env);
+
+  const explicit = configArgument(opts.argv ?? []) ?? env.PICOCLAW_CONFIG;
+  const file = path.resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
+  let raw: unknown = {};
+  let found: string | null = null;
+  if (existsSync(file)) {
+    found = file;
+    raw = readJson(file);
+  } else if (explicit !== undefined) {
+    const source = configArgument(opts.argv ?? []) !== undefined ? "--config" : "PICOCLAW_CONFIG";
+    throw new ConfigError([`${source}: config file not found: ${file}`]);
+  }
+  const baseDir = found ? path.dirname(found) : opts.cwd;
+  if (found && baseDir !== opts.cwd) loadDotenv(path.join(baseDir, ".env"), env);
+
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError([`${found}: the config must be a JSON object`]);
+  }
+  const problems: string[] = [];
+  const substituted = substituteVariables(raw, env);
+  const resolvedRaw = substituted.value as Record<string, unknown>;
+  const unresolved = new Map<string, { path: string; variable: string }[]>();
+  for (const missing of substituted.missing) {
+    const modelIndex = modelIndexOf(missing);
+    if (modelIndex === undefined) {
+      problems.push(`${formatPath(missing.path)}: environment variable ${missing.variable} is not set`);
+    }
+  }
+
+  const overrides = applyEnvOverrides(resolvedRaw, env);
+  problems.push(...overrides.problems);
+
+  const parsed = configSchema.safeParse(resolvedRaw, { reportInput: true });
+  if (!parsed.success) {
+    problems.push(
+      ...describeIssues(parsed.error, {
+        rename: (p) => {
+          const variable = overrides.setBy.get(p);
+          return variable ? `${variable} (${p})` : undefined;
+        },
+      }),
+    );
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+
+  const config = parsed.data;
+  for (const missing of substituted.missing) {
+    const index = modelIndexOf(missing);
+    if (index === undefined) continue;
+    const entry = config.model_list[index];
+    if (!entry) continue;
+    const list = unresolved.get(entry.model_name) ?? [];
+    list.push({ path: formatPath(missing.path), variable: missing.variable });
+    unresolved.set(entry.model_name, list);
+  }
+
+  return {
+    config,
+    file: found,
+    baseDir,
+    agentsDir: path.resolve(baseDir, config.agents.dir),
+    env,
+    warnings: overrides.warnings,
+    unresolved,
+  };
+}
+
+/**
+ * The model entry named `modelName`, checked for use: throws a ConfigError
+ * naming the config path and the variable when one of its `${VAR}` is unset.
+ */
+export function usableModelEntry(loaded: Pick<LoadedConfig, "config" | "unresolved">, modelName: string): ModelEntry {
+  const entry = loaded.config.model_list.find((m) => m.model_name === modelName);
+  if (!entry) {
+    const known = loaded.config.model_list.map((m) => m.model_name).join(", ");
+    throw new ConfigError([`unknown model_name "${modelName}"; model_list has: ${known}`]);
+  }
+  const missing = loaded.unresolved.get(modelName);
+  if (missing && missing.length > 0) {
+    throw new ConfigError(
+      missing.map((m) => `${m.path}: environment variable ${m.variable} is not set (model "${modelName}" needs it)`),
+    );
+  }
+  return entry;
+}
+
+function modelIndexOf(missing: MissingVariable): number | undefined {
+  const [head, index] = missing.path;
+  return head === "model_list" && typeof index === "number" ? index : undefined;
+}
+
+function configArgument(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--config") {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("-")) throw new ConfigError(["--config: expected a file path"]);
+      return next;
+    }
+    if (arg.startsWith("--config=")) return arg.slice("--config=".length);
+  }
+  return undefined;
+}
+
+function loadDotenv(file: string, env: Record<string, string | undefined>): void {
+  if (!existsSync(file)) return;
+  const processEnv = env as Record<string, string>;
+  dotenv.config({ path: file, processEnv, quiet: true, override: false });
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError([`${file}: cannot read the config file (${(error as Error).message})`]);
+  }
+  try {
+    return JSON.parse(text.replace(/^\uFEFF/, ""));
+  } catch (error) {
+    const message = (error as Error).message;
+    const at = /position (\d+)/.exec(message);
+    let where = "";
+    if (at) {
+      const before = text.slice(0, Number(at[1]));
+      const line = before.split("\n").length;
+      const column = before.length - before.lastIndexOf("\n");
+      where = ` at line ${line}, column ${column}`;
+    }
+    throw new ConfigError([`${file}: invalid JSON${where}: ${message}`]);
+  }
+}

@@ -1,0 +1,26 @@
+const SECRET_KEYS = new Set(["api_key", "token"]);
+const SECRET_HEADER = /auth|key|token|secret|cookie/i;
+
+export const MASK = "********";
+
+/**
+ * A copy of the config with secrets replaced by a mask: every non-empty
+ * `api_key` and `token`, and custom headers whose names look secret.
+ */
+export function maskSecrets<T>(value: T): T {
+  return mask(value, undefined) as T;
+}
+
+function mask(value: unknown, key: string | undefined): unknown {
+  if (Array.isArray(value)) return value.map((item) => mask(item, undefined));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (key === "custom_headers" && typeof v === "string" && SECRET_HEADER.test(k)) out[k] = v ? MASK : v;
+      else out[k] = mask(v, k);
+    }
+    return out;
+  }
+  if (typeof value === "string" && key !== undefined && SECRET_KEYS.has(key) && value !== "") return MASK;
+  return value;
+}

@@ -1,0 +1,119 @@
+import { z } from "zod";
+
+/**
+ * The shape of `picoclaw.config.json` (CONTRACT §2). Every object is strict:
+ * an unknown key is an error that names its JSON path. Defaults live here and
+ * nowhere else; `config/picoclaw.schema.json` is generated from this file.
+ */
+
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+const int = (min: number, max: number) => z.int().min(min).max(max);
+
+export const subturnSchema = z
+  .strictObject({
+    max_depth: int(1, 16).default(3).describe("How deep subagents may nest."),
+    max_concurrent: int(1, 100).default(5).describe("Running children per parent turn."),
+    timeout_ms: int(1, 86_400_000).default(300_000).describe("Time limit of one child turn, in ms."),
+  })
+  .prefault({});
+
+export const agentsSchema = z
+  .strictObject({
+    dir: z.string().min(1).default("agents").describe("Folder of agents/<id>/AGENT.md, relative to the config file."),
+    default: z.string().regex(AGENT_ID, "expected an agent id").default("main").describe("Agent used when a request names none."),
+    defaults: z
+      .strictObject({
+        model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
+        max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
+        subturn: subturnSchema,
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+export const PROVIDERS = ["builtin", "openai", "anthropic"] as const;
+
+export const modelEntrySchema = z.strictObject({
+  model_name: z.string().regex(MODEL_NAME, "expected letters, digits, '.', '_' or '-' (at most 64)"),
+  provider: z.enum(PROVIDERS),
+  model: z.string().min(1),
+  api_base: z.string().min(1).optional().describe("Base URL; requests go to {api_base}/chat/completions or /messages."),
+  api_key: z.string().optional().describe("Secret; use ${VAR} to read it from the environment."),
+  request_timeout: int(1, 3_600_000).optional().describe("Per-request time limit in ms."),
+  max_tokens: int(1, 10_000_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  custom_headers: z.record(z.string(), z.string()).optional(),
+  extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
+  fallbacks: z.array(z.string()).optional().describe("model_names tried in order when this one fails."),
+});
+
+const toolGate = (enabled: boolean) =>
+  z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});
+
+/** Tools the gateway ships. Their config sections are known here. */
+export const toolsSchema = z
+  .strictObject({
+    todo: toolGate(false),
+    subagent: toolGate(true),
+    spawn: toolGate(true),
+  })
+  .prefault({});
+
+export const DEFAULT_MODEL_LIST = [{ model_name: "local", provider: "builtin", model: "scripted" }] as const;
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe("Path or URL of the JSON Schema, for editors."),
+    gateway: z
+      .strictObject({
+        host: z.string().min(1).default("127.0.0.1"),
+        port: int(0, 65535).default(18790).describe("0 picks any free port."),
+        token: z.string().default("").describe("When set, /v1/* requires Authorization: Bearer <token>."),
+      })
+      .prefault({}),
+    agents: agentsSchema,
+    model_list: z.array(modelEntrySchema).default(() => DEFAULT_MODEL_LIST.map((m) => ({ ...m }))),
+    tools: toolsSchema,
+  })
+  .superRefine((config, ctx) => {
+    const names = new Map<string, number>();
+    config.model_list.forEach((entry, i) => {
+      if (names.has(entry.model_name)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["model_list", i, "model_name"],
+          message: `duplicate model_name "${entry.model_name}" (also model_list[${names.get(entry.model_name)}])`,
+        });
+      } else names.set(entry.model_name, i);
+    });
+    config.model_list.forEach((entry, i) => {
+      entry.fallbacks?.forEach((name, j) => {
+        if (!names.has(name)) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["model_list", i, "fallbacks", j],
+            message: `unknown model_name "${name}"`,
+          });
+        }
+      });
+    });
+    const chosen = config.agents.defaults.model_name;
+    if (!names.has(chosen)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["agents", "defaults", "model_name"],
+        message: `unknown model_name "${chosen}"; model_list has: ${[...names.keys()].join(", ") || "nothing"}`,
+      });
+    }
+  });
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+export type ModelEntry = z.output<typeof modelEntrySchema>;
+export type ProviderKind = (typeof PROVIDERS)[number];
+export type ToolsConfig = Config["tools"];
+
+/** Names of the tools that have a config section (and so an env override). */
+export const CONFIGURED_TOOL_NAMES = Object.keys(toolsSchema.unwrap().shape).sort();

@@ -1,0 +1,115 @@
+/**
+ * One error base class for the whole project. Subclasses say whose fault it
+ * is: the user's request, the operator's config, the model provider, or us.
+ * The gateway maps any PicoclawError to `{"error":{"code","message"}}` with
+ * its `status`; anything else is an internal error.
+ */
+export type Fault = "user" | "config" | "model" | "system";
+
+export class PicoclawError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly fault: Fault;
+
+  constructor(message: string, opts: { code: string; status: number; fault: Fault; cause?: unknown }) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = opts.code;
+    this.status = opts.status;
+    this.fault = opts.fault;
+  }
+}
+
+/** A bad request from a client: malformed JSON, a missing field, an unknown agent. */
+export class RequestError extends PicoclawError {
+  constructor(status: 400 | 401 | 403 | 404 | 409 | 413, code: string, message: string) {
+    super(message, { code, status, fault: "user" });
+  }
+}
+
+/**
+ * The operator's configuration is wrong. `problems` holds one message per
+ * problem, each naming the JSON path or the environment variable.
+ */
+export class ConfigError extends PicoclawError {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[], cause?: unknown) {
+    super(problems.join("\n"), { code: "config_invalid", status: 500, fault: "config", cause });
+    this.problems = problems;
+  }
+}
+
+export const MODEL_ERROR_CLASSES = [
+  "auth",
+  "rate_limit",
+  "timeout",
+  "bad_request",
+  "server",
+  "network",
+  "bad_response",
+] as const;
+export type ModelErrorClass = (typeof MODEL_ERROR_CLASSES)[number];
+
+/** A model provider call failed (after any retries). Answered as 502 `model_<class>`. */
+export class ModelError extends PicoclawError {
+  readonly errorClass: ModelErrorClass;
+  readonly modelName: string;
+  /** HTTP status the provider answered, when there was one. */
+  readonly providerStatus: number | undefined;
+  /** Milliseconds the provider asked us to wait (retry-after), when it said. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    errorClass: ModelErrorClass,
+    modelName: string,
+    message: string,
+    opts: { providerStatus?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(`model "${modelName}": ${message}`, {
+      code: `model_${errorClass}`,
+      status: 502,
+      fault: "model",
+      cause: opts.cause,
+    });
+    this.errorClass = errorClass;
+    this.modelName = modelName;
+    this.providerStatus = opts.providerStatus;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+
+  /** Whether trying again (or trying a fallback model) could help. */
+  get retryable(): boolean {
+    return (
+      this.errorClass === "rate_limit" ||
+      this.errorClass === "server" ||
+      this.errorClass === "network" ||
+      this.errorClass === "timeout"
+    );
+  }
+}
+
+/** The work was stopped: the client went away, `/stop`, or shutdown. */
+export class AbortedError extends PicoclawError {
+  constructor(message = "the turn was aborted") {
+    super(message, { code: "aborted", status: 503, fault: "system" });
+  }
+}
+
+/** The reason an AbortSignal carries, as an Error (never undefined). */
+export function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error) return reason;
+  return new AbortedError(typeof reason === "string" ? reason : undefined);
+}
+
+/** A short, human message for any thrown value. */
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

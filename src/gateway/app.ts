@@ -1,0 +1,104 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+import { PicoclawError, RequestError, messageOf } from "../errors.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { CHAT_ID, parseSessionKey } from "../runtime/session-key.js";
+import { describeIssues } from "../validation.js";
+import { bearerAuth } from "./auth.js";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface AppOptions {
+  /** When non-empty, every /v1/* route needs `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
+const chatBody = z.object({
+  message: z.string(),
+  session: z
+    .string()
+    .regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -")
+    .optional(),
+  agent: z.string().min(1).optional(),
+});
+
+function errorBody(code: string, message: string) {
+  return { error: { code, message } };
+}
+
+/**
+ * The HTTP face of the runtime (CONTRACT §4). Nothing below this file knows
+ * about hono; every error leaves as `{"error":{"code","message"}}`.
+ */
+export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    if (error instanceof PicoclawError) {
+      if (error.status >= 500) runtime.logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
+      return c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
+    }
+    runtime.logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
+    return c.json(errorBody("internal", "internal error; see the gateway log"), 500);
+  });
+  app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404));
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.use("/v1/*", bearerAuth(opts.token ?? ""));
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json(errorBody("payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`), 413),
+    }),
+  );
+
+  app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries() }));
+
+  app.post("/v1/chat", async (c) => {
+    const body = chatBody.safeParse(await readJson(c.req.raw), { reportInput: true });
+    if (!body.success) throw new RequestError(400, "invalid_request", describeIssues(body.error).join("; "));
+    const outcome = await runtime.handleMessage({
+      agentId: body.data.agent ?? runtime.config.agents.default,
+      channel: "http",
+      chatId: body.data.session ?? "default",
+      text: body.data.message,
+      signal: c.req.raw.signal,
+    });
+    return c.json({
+      agent: outcome.agentId,
+      session_key: outcome.sessionKey,
+      reply: outcome.reply,
+      delivered: outcome.delivered,
+    });
+  });
+
+  app.get("/v1/sessions/:key/history", (c) => {
+    const key = sessionKeyParam(c.req.param("key"));
+    return c.json({ messages: runtime.historyOf(key) });
+  });
+
+  return app;
+}
+
+/** A session key from the URL, checked (it names an agent the gateway has). */
+export function sessionKeyParam(raw: string): string {
+  const parsed = parseSessionKey(raw);
+  if (!parsed) {
+    throw new RequestError(400, "invalid_session_key", `not a session key: ${JSON.stringify(raw)} (expected agent:<agent>:<channel>:<session>)`);
+  }
+  return raw;
+}
+
+async function readJson(request: Request): Promise<unknown> {
+  const text = await request.text();
+  if (text.trim() === "") throw new RequestError(400, "invalid_json", "the body is empty; expected a JSON object");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new RequestError(400, "invalid_json", `the body is not valid JSON: ${messageOf(error)}`);
+  }
+}

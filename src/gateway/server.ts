@@ -1,0 +1,67 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { PicoclawError } from "../errors.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { createApp } from "./app.js";
+
+export interface GatewayOptions {
+  runtime: Runtime;
+  host: string;
+  port: number;
+  token: string;
+  /** How long running turns may take to finish on shutdown before they are aborted. */
+  graceMs?: number;
+}
+
+export interface RunningGateway {
+  /** `http://HOST:PORT` with the real port. */
+  url: string;
+  port: number;
+  /** Stops accepting, lets running turns finish (then aborts them), closes every connection. */
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith("127.");
+}
+
+/** Starts the HTTP server on the runtime and resolves once it listens. */
+export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
+  const { runtime, host, token } = opts;
+  if (!isLoopback(host) && token === "") {
+    runtime.logger.warn(
+      `WARNING: binding to ${host} with NO token: anyone who can reach this address can use your agents and your model keys. ` +
+        "Set gateway.token (or PICOCLAW_GATEWAY_TOKEN), or bind to 127.0.0.1.",
+    );
+  }
+  const app = createApp(runtime, { token });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;
+      reject(new PicoclawError(`cannot listen on ${host}:${opts.port}: ${why}`, { code: "listen_failed", status: 500, fault: "config" }));
+    };
+    server.once("error", onError);
+    server.listen(opts.port, host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await runtime.close(opts.graceMs ?? 5000);
+      server.closeAllConnections();
+      await stopped;
+    })());
+
+  return { url: `http://${shownHost}:${port}`, port, close };
+}

@@ -1,0 +1,100 @@
+import type { ChatMessage, ToolCall } from "./message.js";
+import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
+
+/**
+ * The embedded default model: offline, deterministic, instant. A plain
+ * message gets an echo and a hint on connecting a real model. A message made
+ * only of lines `CALL <tool> <json-args>` makes it call those tools, one per
+ * round, and then summarise what they returned, so tools can be watched
+ * working without any key.
+ */
+export class BuiltinModel implements ModelProvider {
+  constructor(readonly name: string) {}
+
+  async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    request.signal.throwIfAborted();
+    const response = this.answer(request);
+    if (response.text) onDelta?.({ type: "text", text: response.text });
+    response.toolCalls.forEach((call, index) =>
+      onDelta?.({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }),
+    );
+    return response;
+  }
+
+  private answer(request: ModelRequest): ModelResponse {
+    const { messages } = request;
+    let lastUser = -1;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (messages[i]!.role === "user") {
+        lastUser = i;
+        break;
+      }
+    }
+    const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : "";
+    const script = parseScript(text);
+    if (!script) return this.reply(echo(text, request.tools.map((t) => t.name)));
+
+    const results = messages.slice(lastUser + 1).filter((m) => m.role === "tool");
+    const next = script[results.length];
+    if (next) {
+      const call: ToolCall = {
+        id: `call_${messages.length}_${results.length + 1}`,
+        type: "function",
+        function: { name: next.tool, arguments: next.args },
+      };
+      return { text: null, toolCalls: [call], finishReason: "tool_calls", modelName: this.name };
+    }
+    return this.reply(summarise(script, results));
+  }
+
+  private reply(text: string): ModelResponse {
+    return { text, toolCalls: [], finishReason: "stop", modelName: this.name };
+  }
+}
+
+interface ScriptedCall {
+  tool: string;
+  args: string;
+}
+
+const CALL_LINE = /^CALL[ \t]+(\S+)(?:[ \t]+(.*))?$/;
+
+/** The scripted calls of a message, or null when it is not made only of CALL lines. */
+export function parseScript(text: string): ScriptedCall[] | null {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  if (lines.length === 0) return null;
+  const calls: ScriptedCall[] = [];
+  for (const line of lines) {
+    const match = CALL_LINE.exec(line);
+    if (!match) return null;
+    calls.push({ tool: match[1]!, args: match[2]?.trim() || "{}" });
+  }
+  return calls;
+}
+
+const MAX_RESULT_CHARS = 2000;
+
+function summarise(script: ScriptedCall[], results: ChatMessage[]): string {
+  const lines = [`Ran ${script.length} tool call${script.length === 1 ? "" : "s"}:`];
+  script.forEach((call, i) => {
+    const result = results[i] as { content: string; is_error?: boolean } | undefined;
+    let content = result?.content ?? "(no result)";
+    if (content.length > MAX_RESULT_CHARS) content = `${content.slice(0, MAX_RESULT_CHARS)}…`;
+    lines.push(`${i + 1}. ${call.tool}${result?.is_error ? " (error)" : ""}: ${content}`);
+  });
+  return lines.join("\n");
+}
+
+function echo(text: string, tools: string[]): string {
+  const toolLine = tools.length
+    ? `Tools this agent can use: ${tools.join(", ")}.`
+    : "This agent has no tools enabled.";
+  return [
+    `You said: ${text}`,
+    "",
+    "I am PicoClaw's built-in offline model: I echo messages and run tool calls you script.",
+    `To try a tool, send lines like: CALL todo {"action":"read"}`,
+    toolLine,
+    "To talk to a real model, add an entry to model_list in picoclaw.config.json and set agents.defaults.model_name (README: \"Connecting a model\").",
+  ].join("\n");
+}

@@ -1,0 +1,49 @@
+import { type LoadedConfig, usableModelEntry } from "../config/load.js";
+import type { ModelEntry } from "../config/schema.js";
+import { ConfigError } from "../errors.js";
+import { BuiltinModel } from "./builtin.js";
+import { type Fetch, OpenAIProvider } from "./openai.js";
+import type { ModelProvider } from "./provider.js";
+
+export interface ModelCatalogOptions {
+  fetch?: Fetch;
+}
+
+/**
+ * The providers of `model_list`, made on first use (so a `${VAR}` that is
+ * not set only matters for an entry that is actually used) and then kept.
+ */
+export class ModelCatalog {
+  private readonly providers = new Map<string, ModelProvider>();
+
+  constructor(
+    private readonly loaded: Pick<LoadedConfig, "config" | "unresolved">,
+    private readonly opts: ModelCatalogOptions = {},
+  ) {}
+
+  /** The provider for a model_name; throws ConfigError naming the config path when unusable. */
+  get(modelName: string): ModelProvider {
+    let provider = this.providers.get(modelName);
+    if (!provider) {
+      const entry = usableModelEntry(this.loaded, modelName);
+      provider = this.create(entry);
+      this.providers.set(modelName, provider);
+    }
+    return provider;
+  }
+
+  private create(entry: ModelEntry): ModelProvider {
+    const index = this.loaded.config.model_list.indexOf(entry);
+    if (entry.api_base !== undefined && !URL.canParse(entry.api_base)) {
+      throw new ConfigError([`model_list[${index}].api_base: not a URL: ${JSON.stringify(entry.api_base)}`]);
+    }
+    switch (entry.provider) {
+      case "builtin":
+        return new BuiltinModel(entry.model_name);
+      case "openai":
+        return new OpenAIProvider(entry, this.opts.fetch);
+      default:
+        throw new ConfigError([`model_list[${index}].provider: "${entry.provider}" is not available in this version`]);
+    }
+  }
+}

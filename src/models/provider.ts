@@ -1,0 +1,42 @@
+import type { ChatMessage, ToolCall, ToolSpec } from "./message.js";
+
+export interface ModelRequest {
+  messages: readonly ChatMessage[];
+  /** Sorted by name; empty when the agent has no tools. */
+  tools: readonly ToolSpec[];
+  signal: AbortSignal;
+}
+
+/** A piece of the answer, delivered as it arrives. */
+export type ModelDelta =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string }
+  | { type: "tool_call"; index: number; id?: string; name?: string; arguments?: string };
+
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export interface ModelResponse {
+  /** The answer text; null when the model only called tools. */
+  text: string | null;
+  toolCalls: ToolCall[];
+  /** Reasoning the model exposed, kept apart from the answer. */
+  reasoning?: string;
+  usage?: Usage;
+  finishReason?: string;
+  /** The model_name of the entry that answered (differs from the asked one after a fallback). */
+  modelName: string;
+}
+
+/**
+ * What the turn loop needs from a model: one call, deltas reported through
+ * `onDelta` as they arrive, the whole response at the end. Failures throw
+ * ModelError; an abort of `request.signal` rejects at once.
+ */
+export interface ModelProvider {
+  /** The model_name this provider serves. */
+  readonly name: string;
+  chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse>;
+}

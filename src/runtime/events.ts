@@ -1,0 +1,64 @@
+/**
+ * A small typed event bus. Turns, model calls and tools report here; later
+ * features (plan release, streaming, logs) listen. A listener that throws is
+ * reported to `onListenerError` and never breaks the turn that emitted.
+ */
+
+interface Scope {
+  agentId: string;
+  sessionKey: string;
+}
+
+export type TurnOutcomeKind = "done" | "limit" | "error" | "aborted";
+
+export interface RuntimeEvents {
+  "turn.start": Scope & { turnId: string; text: string };
+  "turn.end": Scope & { turnId: string; outcome: TurnOutcomeKind; durationMs: number; error?: string };
+  "llm.request": Scope & { turnId: string; model: string; iteration: number; messages: number; tools: number };
+  "llm.response": Scope & {
+    turnId: string;
+    model: string;
+    iteration: number;
+    toolCalls: number;
+    durationMs: number;
+    usage?: { inputTokens?: number; outputTokens?: number };
+  };
+  "tool.start": Scope & { tool: string; callId: string };
+  "tool.end": Scope & { tool: string; callId: string; isError: boolean; silent: boolean; durationMs: number };
+  /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
+  delivery: Scope & { from: string; text: string };
+  /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn ended). */
+  "session.cleared": Scope & { reason: "clear" | "release" };
+}
+
+export type EventName = keyof RuntimeEvents;
+export type Listener<K extends EventName> = (payload: RuntimeEvents[K]) => void;
+
+export class EventBus {
+  private readonly listeners = new Map<EventName, Set<Listener<never>>>();
+
+  constructor(private readonly onListenerError: (error: unknown, event: EventName) => void = () => {}) {}
+
+  /** Listens to one event type; returns the function that stops listening. */
+  on<K extends EventName>(event: K, listener: Listener<K>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(listener as Listener<never>);
+    return () => {
+      set.delete(listener as Listener<never>);
+      if (set.size === 0) this.listeners.delete(event);
+    };
+  }
+
+  emit<K extends EventName>(event: K, payload: RuntimeEvents[K]): void {
+    const set = this.listeners.get(event);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        (listener as Listener<K>)(payload);
+      } catch (error) {
+        this.onListenerError(error, event);
+      }
+    }
+  }
+}

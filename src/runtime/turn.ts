@@ -1,0 +1,99 @@
+import type { AgentDefinition } from "../agents/agent.js";
+import type { ChatMessage } from "../models/message.js";
+import type { ModelProvider } from "../models/provider.js";
+import type { ToolSet } from "../tools/registry.js";
+import type { EventBus } from "./events.js";
+import type { HistoryStore } from "./history.js";
+
+/** Something the chat user sees. */
+export interface Delivery {
+  from: string;
+  text: string;
+}
+
+export interface TurnInput {
+  turnId: string;
+  agent: AgentDefinition;
+  sessionKey: string;
+  text: string;
+  signal: AbortSignal;
+  provider: ModelProvider;
+  tools: ToolSet;
+  maxIterations: number;
+  history: HistoryStore;
+  events: EventBus;
+  deliver: (delivery: Delivery) => void;
+  now: () => number;
+}
+
+export interface TurnResult {
+  reply: string;
+  /** True when max_tool_iterations stopped the work. */
+  hitLimit: boolean;
+}
+
+export function limitReply(max: number): string {
+  return (
+    `I stopped because this turn reached the limit of ${max} tool iteration${max === 1 ? "" : "s"} ` +
+    "(agents.defaults.max_tool_iterations) before the work was finished. Say \"continue\" and I will pick it up from here."
+  );
+}
+
+/**
+ * One turn: system prompt + history + the new message → model → tools →
+ * results → model ... until the model answers with text or the iteration
+ * limit is reached. The session's history changes only when the turn ends
+ * well: a failed or aborted turn leaves it exactly as it was.
+ */
+export async function runTurn(input: TurnInput): Promise<TurnResult> {
+  const { agent, sessionKey, signal, provider, tools, events } = input;
+  const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
+  const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
+  const history = input.history.get(sessionKey);
+  const added: ChatMessage[] = [{ role: "user", content: input.text }];
+  const specs = tools.specs();
+  const toolContext = { agentId: agent.id, sessionKey, signal, events };
+
+  for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
+    signal.throwIfAborted();
+    const messages = [...prefix, ...history, ...added];
+    events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
+    const started = input.now();
+    const response = await provider.chat({ messages, tools: specs, signal });
+    events.emit("llm.response", {
+      ...scope,
+      model: response.modelName,
+      iteration,
+      toolCalls: response.toolCalls.length,
+      durationMs: input.now() - started,
+      ...(response.usage ? { usage: response.usage } : {}),
+    });
+
+    if (response.toolCalls.length === 0) {
+      const reply = response.text ?? "";
+      added.push({ role: "assistant", content: reply });
+      input.history.append(sessionKey, added);
+      if (reply) input.deliver({ from: "agent", text: reply });
+      return { reply, hitLimit: false };
+    }
+
+    added.push({ role: "assistant", content: response.text || null, tool_calls: response.toolCalls });
+    for (const call of response.toolCalls) {
+      const result = await tools.execute(call, toolContext);
+      added.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: result.forLLM,
+        ...(result.isError ? { is_error: true } : {}),
+      });
+      if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser });
+    }
+  }
+
+  signal.throwIfAborted();
+  const reply = limitReply(input.maxIterations);
+  added.push({ role: "assistant", content: reply });
+  input.history.append(sessionKey, added);
+  input.deliver({ from: "agent", text: reply });
+  return { reply, hitLimit: true };
+}

@@ -1,0 +1,70 @@
+import type { z } from "zod";
+import type { EventBus } from "../runtime/events.js";
+
+/**
+ * What a tool knows about the call it serves. Every field is set by the
+ * pipeline, never by the model: the agent id and session key come from the
+ * turn, the signal from the client, `/stop` or shutdown.
+ */
+export interface ToolContext {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly signal: AbortSignal;
+  readonly events: EventBus;
+}
+
+/**
+ * A tool result has two audiences (PicoClaw's rule): `forLLM` always goes
+ * back to the model; `forUser` reaches the chat user only when not `silent`.
+ */
+export interface ToolResult {
+  forLLM: string;
+  forUser?: string;
+  silent: boolean;
+  isError: boolean;
+}
+
+export interface Tool<Args = unknown> {
+  /** `[A-Za-z0-9_-]{1,64}`, unique in the gateway. */
+  readonly name: string;
+  /** Told to the model: what it is for and how to use it well. */
+  readonly description: string;
+  /** Arguments, checked before `execute`; also the JSON Schema the model sees. */
+  readonly parameters: z.ZodType<Args>;
+  /**
+   * When true, `execute` receives the parsed JSON arguments unchecked and the
+   * tool validates them itself (for tools whose error texts are part of
+   * their contract, like `todo`); `parameters` then only describes them.
+   */
+  readonly validatesOwnArguments?: boolean;
+  /** Whether the tool is on when the config says nothing about it. */
+  readonly enabledByDefault?: boolean;
+  execute(args: Args, ctx: ToolContext): Promise<ToolResult> | ToolResult;
+}
+
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Declares a tool with its argument type inferred from the zod schema. */
+export function defineTool<S extends z.ZodType>(tool: {
+  name: string;
+  description: string;
+  parameters: S;
+  validatesOwnArguments?: boolean;
+  enabledByDefault?: boolean;
+  execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult> | ToolResult;
+}): Tool<z.output<S>> {
+  if (!TOOL_NAME.test(tool.name)) throw new TypeError(`tool name "${tool.name}" must match ${TOOL_NAME}`);
+  return tool as Tool<z.output<S>>;
+}
+
+/** Result helpers, one per kind of answer. */
+export const toolResult = {
+  /** For the model only; the user sees nothing. */
+  text: (forLLM: string): ToolResult => ({ forLLM, silent: false, isError: false }),
+  /** The same text for the model and the user. */
+  user: (text: string): ToolResult => ({ forLLM: text, forUser: text, silent: false, isError: false }),
+  /** For the model; may never reach the user, whatever `forUser` says. */
+  silent: (forLLM: string): ToolResult => ({ forLLM, silent: true, isError: false }),
+  /** A failure the model can read and act on. */
+  error: (message: string): ToolResult => ({ forLLM: message, silent: false, isError: true }),
+};

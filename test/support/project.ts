@@ -1,0 +1,112 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { onTestFinished } from "vitest";
+import { bootstrap } from "../../src/bootstrap.js";
+import { type LoadedConfig, loadConfig } from "../../src/config/load.js";
+import { createApp } from "../../src/gateway/app.js";
+import type { Logger } from "../../src/log.js";
+import type { Runtime } from "../../src/runtime/runtime.js";
+import type { AnyTool } from "../../src/tools/registry.js";
+
+/** A temporary folder removed when the current test ends. */
+export function tempDir(prefix = "picoclaw-"): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export const DEFAULT_AGENT = "---\nname: Main\ndescription: test agent\n---\nYou are a test agent.";
+
+export interface ProjectFiles {
+  /** Written as picoclaw.config.json (omit for none). */
+  config?: unknown;
+  /** id → AGENT.md text. Default: one agent `main`. */
+  agents?: Record<string, string>;
+  /** name → text, other files (such as .env). */
+  files?: Record<string, string>;
+}
+
+/** A project folder on disk: config, agents, extra files. */
+export function writeProject(files: ProjectFiles, dir = tempDir()): string {
+  if (files.config !== undefined) {
+    writeFileSync(path.join(dir, "picoclaw.config.json"), typeof files.config === "string" ? files.config : JSON.stringify(files.config, null, 2));
+  }
+  for (const [id, text] of Object.entries(files.agents ?? { main: DEFAULT_AGENT })) {
+    mkdirSync(path.join(dir, "agents", id), { recursive: true });
+    writeFileSync(path.join(dir, "agents", id, "AGENT.md"), text);
+  }
+  for (const [name, text] of Object.entries(files.files ?? {})) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+  return dir;
+}
+
+export interface RecordingLogger extends Logger {
+  lines: { level: string; message: string }[];
+}
+
+export function recordingLogger(): RecordingLogger {
+  const lines: { level: string; message: string }[] = [];
+  return {
+    lines,
+    info: (message) => lines.push({ level: "info", message }),
+    warn: (message) => lines.push({ level: "warn", message }),
+    error: (message) => lines.push({ level: "error", message }),
+  };
+}
+
+export interface Harness {
+  dir: string;
+  loaded: LoadedConfig;
+  runtime: Runtime;
+  warnings: string[];
+  logger: RecordingLogger;
+  /** `app.request` on the gateway app. */
+  request(path: string, init?: RequestInit): Promise<Response>;
+  /** POST /v1/chat with a JSON body; returns status and parsed JSON. */
+  // biome-ignore lint: response JSON
+  chat(body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+}
+
+export interface HarnessOptions extends ProjectFiles {
+  env?: Record<string, string>;
+  tools?: AnyTool[];
+  token?: string;
+}
+
+/** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
+export function harness(opts: HarnessOptions = {}): Harness {
+  const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
+  const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
+  const logger = recordingLogger();
+  const { runtime, warnings } = bootstrap(loaded, { logger, tools: opts.tools ?? [] });
+  onTestFinished(() => runtime.close(0));
+  const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token });
+  const request = async (p: string, init?: RequestInit) => app.request(p, init);
+  return {
+    dir,
+    loaded,
+    runtime,
+    warnings,
+    logger,
+    request,
+    chat: async (body, headers = {}) => {
+      const res = await request("/v1/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+      return { status: res.status, json: await res.json() };
+    },
+  };
+}
+
+/** A config that points the default model at a fake OpenAI-compatible server. */
+export function openaiConfig(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    agents: { defaults: { model_name: "fake" } },
+    model_list: [{ model_name: "fake", provider: "openai", model: "fake-model", api_base: url, api_key: "sk-test-secret-key-123", ...extra }],
+  };
+}
