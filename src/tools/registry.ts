@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageOf } from "../errors.js";
+import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { describeIssues } from "../validation.js";
 import { TOOL_NAME, type Tool, type ToolContext, type ToolResult, toolResult } from "./tool.js";
@@ -95,7 +95,7 @@ export class ToolSet {
     try {
       result = await this.run(tool, call.function.arguments, ctx);
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
+      if (ctx.signal.aborted) throw abortReason(ctx.signal);
       result = toolResult.error(`tool "${name}" failed: ${messageOf(error)}`);
     }
     ctx.events.emit("tool.end", {

@@ -1,0 +1,121 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
+import { ToolSet, parametersSchema } from "../src/tools/registry.js";
+import { ToolRegistry } from "../src/tools/registry.js";
+import { defineTool, toolResult } from "../src/tools/tool.js";
+import { boomTool, echoTool, waitTool, whisperTool } from "./support/tools.js";
+
+function context(signal = new AbortController().signal) {
+  const events = new EventBus();
+  const seen: { name: string; payload: unknown }[] = [];
+  events.on("tool.start", (p) => seen.push({ name: "tool.start", payload: p }));
+  events.on("tool.end", (p) => seen.push({ name: "tool.end", payload: p }));
+  return { ctx: { agentId: "main", sessionKey: "agent:main:http:s", signal, events }, seen };
+}
+
+const call = (name: string, args: string, id = "c1") => ({ id, type: "function" as const, function: { name, arguments: args } });
+
+describe("tool set", () => {
+  const set = new ToolSet([whisperTool, echoTool, boomTool, waitTool], () => 1000);
+
+  it("shows the model its tools sorted by name, with JSON Schema from zod", () => {
+    expect(set.specs().map((s) => s.name)).toEqual(["boom", "echo", "wait", "whisper"]);
+    expect(set.specs()[1]).toEqual({
+      name: "echo",
+      description: "Repeats the text to the user.",
+      parameters: {
+        type: "object",
+        properties: { text: { type: "string", description: "what to say" } },
+        required: ["text"],
+        additionalProperties: false,
+      },
+    });
+  });
+
+  it("runs a valid call and reports tool.start / tool.end with the trusted context", async () => {
+    const { ctx, seen } = context();
+    const result = await set.execute(call("echo", '{"text":"hi"}'), ctx);
+    expect(result).toEqual({ forLLM: "echo: hi", forUser: "echo: hi", silent: false, isError: false });
+    expect(seen).toEqual([
+      { name: "tool.start", payload: { agentId: "main", sessionKey: "agent:main:http:s", tool: "echo", callId: "c1" } },
+      {
+        name: "tool.end",
+        payload: { agentId: "main", sessionKey: "agent:main:http:s", tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 0 },
+      },
+    ]);
+  });
+
+  it("unparseable argument JSON is an error result the model can read", async () => {
+    const result = await set.execute(call("echo", '{"text": "hi"'), context().ctx);
+    expect(result.isError).toBe(true);
+    expect(result.forLLM).toMatch(/^invalid arguments for tool "echo": not valid JSON \(/);
+  });
+
+  it("arguments that break the schema are an error result naming the field", async () => {
+    const result = await set.execute(call("echo", '{"text": 5, "x": 1}'), context().ctx);
+    expect(result).toEqual({
+      forLLM: 'invalid arguments for tool "echo": text: expected string, received integer; unknown key "x"',
+      silent: false,
+      isError: true,
+    });
+  });
+
+  it("empty arguments count as {}", async () => {
+    const result = await set.execute(call("echo", ""), context().ctx);
+    expect(result.forLLM).toBe('invalid arguments for tool "echo": text: required (expected string)');
+  });
+
+  it("an unknown or not-effective tool is an error result listing what is available", async () => {
+    const result = await set.execute(call("off", "{}"), context().ctx);
+    expect(result).toEqual({
+      forLLM: 'tool "off" is not available to this agent; available tools: boom, echo, wait, whisper',
+      silent: false,
+      isError: true,
+    });
+    const none = await new ToolSet([]).execute(call("echo", "{}"), context().ctx);
+    expect(none.forLLM).toBe('tool "echo" is not available to this agent; it has no tools');
+  });
+
+  it("a tool that throws becomes an error result, and tool.end still fires", async () => {
+    const { ctx, seen } = context();
+    const result = await set.execute(call("boom", "{}"), ctx);
+    expect(result).toEqual({ forLLM: 'tool "boom" failed: kaboom', silent: false, isError: true });
+    expect((seen[1]!.payload as RuntimeEvents["tool.end"]).isError).toBe(true);
+  });
+
+  it("an abort of the turn escapes as an abort, not as a result", async () => {
+    const controller = new AbortController();
+    const running = set.execute(call("wait", '{"ms": 60000}'), context(controller.signal).ctx);
+    controller.abort(new Error("client went away"));
+    await expect(running).rejects.toThrow("client went away");
+  });
+
+  it("a tool's odd return value is turned into an error result", async () => {
+    const odd = defineTool({ name: "odd", description: "", parameters: z.object({}), execute: () => undefined as never });
+    const result = await new ToolSet([odd]).execute(call("odd", "{}"), context().ctx);
+    expect(result).toEqual({ forLLM: 'tool "odd" returned no result text', silent: false, isError: true });
+  });
+
+  it("a tool that validates its own arguments receives them raw", async () => {
+    const raw = defineTool({
+      name: "raw",
+      description: "",
+      parameters: z.object({ a: z.string() }),
+      validatesOwnArguments: true,
+      execute: (args) => toolResult.text(JSON.stringify(args)),
+    });
+    expect(parametersSchema(raw)).toMatchObject({ properties: { a: { type: "string" } } });
+    const result = await new ToolSet([raw]).execute(call("raw", '{"a": 1, "b": [null]}'), context().ctx);
+    expect(result.forLLM).toBe('{"a":1,"b":[null]}');
+  });
+});
+
+describe("tool registry", () => {
+  it("refuses two tools with one name and names that models cannot call", () => {
+    expect(() => new ToolRegistry([echoTool, echoTool])).toThrow('two tools are named "echo"');
+    expect(() => defineTool({ name: "bad name", description: "", parameters: z.object({}), execute: () => toolResult.text("") })).toThrow(
+      /must match/,
+    );
+  });
+});
