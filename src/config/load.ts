@@ -47,7 +47,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const env: Record<string, string | undefined> = { ...opts.env };
   loadDotenv(path.join(opts.cwd, ".env"), env);
 
-  const explicit = configArgument(opts.argv ?? []) ?? env.PICOCLAW_CONFIG;
+  const explicit = configArgument(opts.argv ?? []) ?? (env.PICOCLAW_CONFIG || undefined);
   const file = path.resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
   let raw: unknown = {};
   let found: string | null = null;

@@ -59,8 +59,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await runtime.close(opts.graceMs ?? 5000);
-      server.closeAllConnections();
+      // Let the last responses be written, closing connections as they fall idle; then cut the rest.
+      const sweep = setInterval(() => server.closeIdleConnections(), 25);
+      const cut = setTimeout(() => server.closeAllConnections(), 2000);
       await stopped;
+      clearInterval(sweep);
+      clearTimeout(cut);
     })());
 
   return { url: `http://${shownHost}:${port}`, port, close };

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeModelServer, textCompletion, toolCallCompletion } from "./support/fake-openai.js";
+import { harness, openaiConfig } from "./support/project.js";
+import { testTools } from "./support/tools.js";
+
+let server: FakeModelServer;
+beforeAll(async () => {
+  server = await FakeModelServer.start();
+});
+afterAll(() => server.close());
+
+describe("a turn against an OpenAI-compatible server", () => {
+  it("sends the exact wire format and returns tool results to the model verbatim", async () => {
+    const before = server.requests.length;
+    server.enqueue(
+      toolCallCompletion([
+        { name: "whisper", args: { text: "psst" }, id: "call_A" },
+        { name: "echo", args: { text: 7 }, id: "call_B" },
+      ]),
+      textCompletion("All done."),
+    );
+    const h = harness({ config: openaiConfig(server.url), tools: testTools });
+    const { status, json } = await h.chat({ message: "do it", session: "wire" });
+    expect(status).toBe(200);
+    expect(json.reply).toBe("All done.");
+    expect(json.delivered).toEqual([{ from: "agent", text: "All done." }]);
+
+    const [first, second] = server.requests.slice(before);
+    expect(first!.path).toBe("/v1/chat/completions");
+    expect(first!.headers.authorization).toBe("Bearer sk-test-secret-key-123");
+    expect(first!.body.model).toBe("fake-model");
+    expect(first!.body.messages).toEqual([
+      { role: "system", content: "You are a test agent." },
+      { role: "user", content: "do it" },
+    ]);
+    expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["boom", "echo", "wait", "whisper"]);
+    expect(first!.body.tools[1]).toEqual({
+      type: "function",
+      function: {
+        name: "echo",
+        description: "Repeats the text to the user.",
+        parameters: {
+          type: "object",
+          properties: { text: { type: "string", description: "what to say" } },
+          required: ["text"],
+          additionalProperties: false,
+        },
+      },
+    });
+    expect(second!.body.messages.slice(2)).toEqual([
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_A", type: "function", function: { name: "whisper", arguments: '{"text":"psst"}' } },
+          { id: "call_B", type: "function", function: { name: "echo", arguments: '{"text":7}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_A", content: "secret: psst" },
+      { role: "tool", tool_call_id: "call_B", content: 'invalid arguments for tool "echo": text: expected string, received integer' },
+    ]);
+  });
+
+  it("a failed model call answers 502 model_<class> naming the entry, never the key", async () => {
+    server.enqueue({ status: 401, json: { error: { message: "Incorrect API key provided: sk-test-secret-key-123", type: "invalid_request_error" } } });
+    const h = harness({ config: openaiConfig(server.url) });
+    const { status, json } = await h.chat({ message: "hi" });
+    expect(status).toBe(502);
+    expect(json.error.code).toBe("model_auth");
+    expect(json.error.message).toContain('model "fake"');
+    expect(json.error.message).not.toContain("sk-test-secret-key-123");
+    expect(h.runtime.history.size).toBe(0);
+  });
+
+  it("a model entry whose ${VAR} is unset fails its turns with the config path and variable", async () => {
+    const h = harness({
+      config: {
+        agents: { defaults: { model_name: "gpt" } },
+        model_list: [{ model_name: "gpt", provider: "openai", model: "m", api_base: server.url, api_key: "${MISSING_KEY}" }],
+      },
+    });
+    const { status, json } = await h.chat({ message: "hi" });
+    expect(status).toBe(500);
+    expect(json.error).toEqual({
+      code: "config_invalid",
+      message: 'model_list[0].api_key: environment variable MISSING_KEY is not set (model "gpt" needs it)',
+    });
+  });
+});

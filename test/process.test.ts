@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { FakeModelServer, textCompletion } from "./support/fake-openai.js";
+import { openaiConfig, tempDir, writeProject } from "./support/project.js";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+function waitForListening(child: ChildProcess, output: { text: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output.text += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output.text);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output.text}`)));
+  });
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+
+describe("the real gateway process", () => {
+  it("`npm start` serves a chat over a socket and stops cleanly on SIGTERM", { timeout: 120_000 }, async () => {
+    const project = writeProject({
+      config: { gateway: { token: "tok" }, tools: { todo: { enabled: false } } },
+      agents: { main: "---\nname: Main\n---\nYou help.", second: "---\nname: Second\ntools: []\n---\nYou also help." },
+    });
+    const child = spawn("npm", ["start", "--silent"], {
+      cwd: root,
+      detached: true,
+      env: { ...process.env, PICOCLAW_CONFIG: path.join(project, "picoclaw.config.json"), PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const output = { text: "" };
+    const exited = exitOf(child);
+    try {
+      const url = await waitForListening(child, output);
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      expect((await fetch(`${url}/v1/agents`)).status).toBe(401);
+      const res = await fetch(`${url}/v1/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer tok" },
+        body: JSON.stringify({ message: "hello", session: "proc" }),
+      });
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body).toMatchObject({ agent: "main", session_key: "agent:main:http:proc" });
+      expect(body.reply).toMatch(/^You said: hello/);
+      const agents = await (await fetch(`${url}/v1/agents`, { headers: { authorization: "Bearer tok" } })).json();
+      expect(agents.agents.map((a: { id: string }) => a.id)).toEqual(["main", "second"]);
+    } finally {
+      process.kill(-child.pid!, "SIGTERM");
+    }
+    const { code, signal } = await exited;
+    expect(code === 0 || signal === "SIGTERM", output.text).toBe(true);
+  });
+
+  it("SIGTERM lets an in-flight turn finish, then exits 0", { timeout: 60_000 }, async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("slow answer"), delayMs: 400 }));
+    try {
+      const project = writeProject({ config: openaiConfig(model.url) });
+      const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+        cwd: project,
+        env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const output = { text: "" };
+      const exited = exitOf(child);
+      const url = await waitForListening(child, output);
+      const pending = fetch(`${url}/v1/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: "hi" }),
+      });
+      while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      child.kill("SIGTERM");
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect((await res.json()).reply).toBe("slow answer");
+      const { code } = await exited;
+      expect(code, output.text).toBe(0);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("a bad config stops start-up with exit code 2 and names the JSON path", { timeout: 60_000 }, async () => {
+    const project = writeProject({ config: { tools: { todo: { enabled: "yes" } }, gateway: { bind: 1 } } });
+    const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway", "--config", path.join(project, "picoclaw.config.json")], {
+      cwd: tempDir(),
+      env: { ...process.env, PICOCLAW_CONFIG: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    const { code } = await exitOf(child);
+    expect(code).toBe(2);
+    expect(stderr).toContain("tools.todo.enabled: expected boolean, received string");
+    expect(stderr).toContain('gateway: unknown key "bind"');
+  });
+
+  it("a bad environment value stops start-up naming the variable", { timeout: 60_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+      cwd: project,
+      env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_TOOLS_TODO_ENABLED: "maybe" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
+    const { code } = await exitOf(child);
+    expect(code).toBe(2);
+    expect(stderr).toContain('PICOCLAW_TOOLS_TODO_ENABLED: expected true, false, 1 or 0, got "maybe"');
+  });
+});
