@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_BODY_BYTES } from "../src/gateway/app.js";
-import { harness } from "./support/project.js";
+import { harness, jsonOf } from "./support/project.js";
 import { testTools } from "./support/tools.js";
 
 describe("GET /health", () => {
@@ -8,7 +8,7 @@ describe("GET /health", () => {
     const h = harness({ token: "s3cret" });
     const res = await h.request("/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ok" });
+    expect(await jsonOf(res)).toEqual({ status: "ok" });
   });
 });
 
@@ -23,10 +23,10 @@ describe("bearer token", () => {
     ] as const) {
       const missing = await h.request(path, init);
       expect(missing.status, path).toBe(401);
-      expect(await missing.json()).toEqual({ error: { code: "unauthorized", message: "missing Authorization: Bearer <token>" } });
+      expect(await jsonOf(missing)).toEqual({ error: { code: "unauthorized", message: "missing Authorization: Bearer <token>" } });
       const wrong = await h.request(path, { ...init, headers: { authorization: "Bearer s3cre" } });
       expect(wrong.status).toBe(401);
-      expect((await wrong.json()).error.message).toBe("wrong bearer token");
+      expect((await jsonOf(wrong)).error.message).toBe("wrong bearer token");
     }
     const ok = await h.request("/v1/agents", { headers: { authorization: "Bearer s3cret" } });
     expect(ok.status).toBe(200);
@@ -54,7 +54,7 @@ describe("GET /v1/agents", () => {
       tools: testTools,
     });
     const res = await h.request("/v1/agents");
-    expect(await res.json()).toEqual({
+    expect(await jsonOf(res)).toEqual({
       agents: [
         { id: "broken", name: "broken", description: "", model: "local", tools: [] },
         { id: "main", name: "Main", description: "the main one", model: "local", tools: ["boom", "echo", "wait", "whisper"] },
@@ -121,7 +121,7 @@ describe("POST /v1/chat", () => {
   it("unknown routes are JSON 404s", async () => {
     const res = await harness().request("/v1/nothing");
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: { code: "not_found", message: "no route for GET /v1/nothing" } });
+    expect(await jsonOf(res)).toEqual({ error: { code: "not_found", message: "no route for GET /v1/nothing" } });
   });
 });
 
@@ -168,20 +168,20 @@ describe("history and slash commands", () => {
     const h = harness({ tools: testTools });
     await h.chat({ message: 'CALL echo {"text":"a"}', session: "s1" });
     const res = await h.request("/v1/sessions/agent:main:http:s1/history");
-    const { messages } = await res.json();
+    const { messages } = await jsonOf(res);
     expect(messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(messages[1].tool_calls[0]).toMatchObject({ type: "function", function: { name: "echo", arguments: '{"text":"a"}' } });
     expect(messages[2]).toEqual({ role: "tool", tool_call_id: messages[1].tool_calls[0].id, content: "echo: a" });
     const encoded = await h.request(`/v1/sessions/${encodeURIComponent("agent:main:http:s1")}/history`);
-    expect((await encoded.json()).messages).toHaveLength(4);
+    expect((await jsonOf(encoded)).messages).toHaveLength(4);
   });
 
   it("history of an unknown session is empty; a malformed key is 400", async () => {
     const h = harness();
-    expect(await (await h.request("/v1/sessions/agent:main:http:nobody/history")).json()).toEqual({ messages: [] });
+    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:nobody/history"))).toEqual({ messages: [] });
     const bad = await h.request("/v1/sessions/not-a-key/history");
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.code).toBe("invalid_session_key");
+    expect((await jsonOf(bad)).error.code).toBe("invalid_session_key");
   });
 
   it("/clear empties the session's history and never reaches the model", async () => {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "./support/fake-openai.js";
-import { openaiConfig, tempDir, writeProject } from "./support/project.js";
+import { jsonOf, openaiConfig, tempDir, writeProject } from "./support/project.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -47,10 +47,10 @@ describe("the real gateway process", () => {
         body: JSON.stringify({ message: "hello", session: "proc" }),
       });
       expect(res.status).toBe(200);
-      const body = await res.json();
+      const body = await jsonOf(res);
       expect(body).toMatchObject({ agent: "main", session_key: "agent:main:http:proc" });
       expect(body.reply).toMatch(/^You said: hello/);
-      const agents = await (await fetch(`${url}/v1/agents`, { headers: { authorization: "Bearer tok" } })).json();
+      const agents = await jsonOf(await fetch(`${url}/v1/agents`, { headers: { authorization: "Bearer tok" } }));
       expect(agents.agents.map((a: { id: string }) => a.id)).toEqual(["main", "second"]);
     } finally {
       process.kill(-child.pid!, "SIGTERM");
@@ -80,7 +80,7 @@ describe("the real gateway process", () => {
       child.kill("SIGTERM");
       const res = await pending;
       expect(res.status).toBe(200);
-      expect((await res.json()).reply).toBe("slow answer");
+      expect((await jsonOf(res)).reply).toBe("slow answer");
       const { code } = await exited;
       expect(code, output.text).toBe(0);
     } finally {

@@ -110,3 +110,7 @@ export function openaiConfig(url: string, extra: Record<string, unknown> = {}): 
     model_list: [{ model_name: "fake", provider: "openai", model: "fake-model", api_base: url, api_key: "sk-test-secret-key-123", ...extra }],
   };
 }
+
+/** A response's JSON body, untyped (tests assert on its shape). */
+// biome-ignore lint: response JSON
+export const jsonOf = (res: Response): Promise<any> => res.json();
