@@ -1,5 +1,7 @@
+import { benchTodo } from "./todo.js";
 import { benchTurn } from "./turn.js";
 
 /** `npm run bench`: every benchmark, one after another, each printing ratios against its own baseline. */
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchTurn();
+await benchTodo();

@@ -55,7 +55,12 @@ const toolGate = (enabled: boolean) =>
 /** Tools the gateway ships. Their config sections are known here. */
 export const toolsSchema = z
   .strictObject({
-    todo: toolGate(false),
+    todo: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        max_plans: int(1, 1_000_000).default(256).describe("Non-empty todo plans the gateway keeps at once."),
+      })
+      .prefault({}),
     subagent: toolGate(true),
     spawn: toolGate(true),
   })

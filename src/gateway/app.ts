@@ -4,7 +4,8 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { PicoclawError, RequestError, messageOf } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { CHAT_ID, parseSessionKey } from "../runtime/session-key.js";
+import { CHAT_ID, agentOfKey, parseSessionKey } from "../runtime/session-key.js";
+import { readTodos } from "../tools/todo/tool.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
 
@@ -79,6 +80,13 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/v1/sessions/:key/history", (c) => {
     const key = sessionKeyParam(c.req.param("key"));
     return c.json({ messages: runtime.historyOf(key) });
+  });
+
+  app.get("/v1/sessions/:key/todos", (c) => {
+    const key = sessionKeyParam(c.req.param("key"));
+    const agentId = c.req.query("agent") ?? agentOfKey(key)!;
+    runtime.agent(agentId);
+    return c.body(readTodos(runtime.todos, agentId, key), 200, { "content-type": "application/json" });
   });
 
   return app;

@@ -7,6 +7,7 @@ import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import { type AnyTool, ToolRegistry } from "../tools/registry.js";
+import { type TodoPlanStore, createTodoStore, createTodoTool } from "../tools/todo/tool.js";
 import { type Command, CommandRegistry, clearCommand, helpCommand } from "./commands.js";
 import { EventBus } from "./events.js";
 import { type HistoryStore, MemoryHistoryStore } from "./history.js";
@@ -75,6 +76,8 @@ export class Runtime {
   readonly clock: Clock;
   readonly ids: () => string;
   readonly logger: Logger;
+  /** The todo plans of every agent and session (one store, shared). */
+  readonly todos: TodoPlanStore;
 
   private readonly models: ModelSource;
   private readonly locks = new KeyedLocks();
@@ -91,7 +94,9 @@ export class Runtime {
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     this.history = opts.history ?? new MemoryHistoryStore();
-    this.tools = new ToolRegistry(opts.tools ?? []);
+    this.todos = createTodoStore(this.config.tools.todo.max_plans);
+    this.lifecycle.register(this.todos);
+    this.tools = new ToolRegistry([createTodoTool(this.todos), ...(opts.tools ?? [])]);
     this.policy = new ToolPolicy(this.tools, this.config.tools, () => this.clock.now());
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
     this.commands.add(helpCommand(this.commands));

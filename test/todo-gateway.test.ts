@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "./support/fake-openai.js";
+import { harness, jsonOf, openaiConfig } from "./support/project.js";
+
+/**
+ * A fake OpenAI-compatible model that, for a user message `TOOL <json>`,
+ * calls `todo` with that JSON, then answers "done" once the result is back.
+ */
+function todoModel(request: RecordedRequest): Reply {
+  const messages = request.body.messages as { role: string; content: string }[];
+  const last = messages.at(-1)!;
+  if (last.role === "tool") return textCompletion("done");
+  const match = /^TOOL (.*)$/s.exec(last.content);
+  return match ? toolCallCompletion([{ name: "todo", args: match[1]! }]) : textCompletion("no plan needed");
+}
+
+let server: FakeModelServer;
+beforeAll(async () => {
+  server = await FakeModelServer.start(todoModel);
+});
+afterAll(() => server.close());
+
+const AGENTS = {
+  main: "---\nname: Main\n---\nYou plan.",
+  helper: "---\nname: Helper\n---\nYou help.",
+  notodo: "---\nname: No todo\ntools: [subagent]\n---\nYou never plan.",
+};
+
+function gateway(env: Record<string, string> = {}, todo: Record<string, unknown> | null = { enabled: true }) {
+  const config = openaiConfig(server.url);
+  return harness({ config: todo ? { ...config, tools: { todo } } : config, agents: AGENTS, env });
+}
+
+const write = (todos: unknown[]) => `TOOL ${JSON.stringify({ action: "write", todos })}`;
+const READ = `TOOL {"action":"read"}`;
+
+/** The content of the tool message the model received in its latest request. */
+function lastToolResult(): string {
+  const messages = server.requests.at(-1)!.body.messages as { role: string; content: string }[];
+  return messages.filter((m) => m.role === "tool").at(-1)!.content;
+}
+
+describe("todo through the gateway", () => {
+  it("results reach the model exactly and never appear in delivered", async () => {
+    const h = gateway();
+    const { json } = await h.chat({ message: write([{ id: "1", content: "Outline <the> talk" }]), session: "s" });
+    expect(json.reply).toBe("done");
+    expect(json.delivered).toEqual([{ from: "agent", text: "done" }]);
+    expect(lastToolResult()).toBe(
+      '{"todos":[{"id":"1","content":"Outline <the> talk","status":"pending","priority":"medium"}],"total_count":1,"message":"Updated 1 todos"}',
+    );
+    const bad = await h.chat({ message: `TOOL {"action":"write","todos":[{"id":"1"}]}`, session: "s" });
+    expect(bad.json.delivered).toEqual([{ from: "agent", text: "done" }]);
+    expect(lastToolResult()).toBe("todo content must contain 1-1024 bytes of nonblank text");
+    const history = h.runtime.historyOf("agent:main:http:s");
+    expect(history.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      '{"todos":[{"id":"1","content":"Outline <the> talk","status":"pending","priority":"medium"}],"total_count":1,"message":"Updated 1 todos"}',
+      "todo content must contain 1-1024 bytes of nonblank text",
+    ]);
+  });
+
+  it("the model is shown the todo tool with its schema", async () => {
+    const h = gateway();
+    await h.chat({ message: "hi" });
+    const tools = server.requests.at(-1)!.body.tools as { function: { name: string; parameters: any } }[];
+    const todo = tools.find((t) => t.function.name === "todo")!;
+    expect(todo.function.parameters.required).toEqual(["action"]);
+    expect(todo.function.parameters.properties.action.enum).toEqual(["read", "write"]);
+    expect(todo.function.parameters.properties.todos.items.properties.status.enum).toEqual(["pending", "in_progress", "completed", "canceled"]);
+  });
+
+  it("GET /v1/sessions/<key>/todos shows what read would return, without creating a plan", async () => {
+    const h = gateway();
+    const empty = await h.request("/v1/sessions/agent:main:http:view/todos");
+    expect(await empty.text()).toBe('{"todos":[],"total_count":0,"message":"Retrieved 0 todos"}');
+    expect(empty.headers.get("content-type")).toMatch(/application\/json/);
+    expect(h.runtime.todos.size).toBe(0);
+    await h.chat({ message: write([{ id: "a", content: "A", priority: "high" }]), session: "view" });
+    await h.chat({ message: READ, session: "view" });
+    const view = await h.request("/v1/sessions/agent:main:http:view/todos");
+    expect(await view.text()).toBe(lastToolResult());
+    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:view/todos"))).toMatchObject({ total_count: 1 });
+    expect((await h.request("/v1/sessions/agent:ghost:http:view/todos")).status).toBe(404);
+    expect((await h.request("/v1/sessions/garbage/todos")).status).toBe(400);
+  });
+
+  it("/clear empties the session's plan as well as its history", async () => {
+    const h = gateway();
+    await h.chat({ message: write([{ id: "1", content: "x" }]), session: "c" });
+    await h.chat({ message: write([{ id: "1", content: "y" }]), session: "other" });
+    expect(h.runtime.todos.size).toBe(2);
+    await h.chat({ message: "/clear", session: "c" });
+    expect(h.runtime.todos.size).toBe(1);
+    await h.chat({ message: READ, session: "c" });
+    expect(lastToolResult()).toBe('{"todos":[],"total_count":0,"message":"Retrieved 0 todos"}');
+  });
+
+  it("two sessions and two agents keep separate plans", async () => {
+    const h = gateway();
+    await h.chat({ message: write([{ id: "1", content: "main one" }]), session: "one" });
+    await h.chat({ message: write([{ id: "1", content: "main two" }]), session: "two" });
+    await h.chat({ message: write([{ id: "1", content: "helper one" }]), session: "one", agent: "helper" });
+    for (const [agent, session, content] of [
+      ["main", "one", "main one"],
+      ["main", "two", "main two"],
+      ["helper", "one", "helper one"],
+    ]) {
+      await h.chat({ message: READ, session, agent });
+      expect(JSON.parse(lastToolResult()).todos[0].content).toBe(content);
+    }
+  });
+
+  it("an agent whose allowlist lacks todo neither sees nor runs it", async () => {
+    const h = gateway();
+    await h.chat({ message: write([{ id: "1", content: "sneaky" }]), agent: "notodo" });
+    const request = server.requests.at(-2)!;
+    expect((request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
+    expect(lastToolResult()).toMatch(/^tool "todo" is not available to this agent/);
+    expect(h.runtime.todos.size).toBe(0);
+    const agents = await jsonOf(await h.request("/v1/agents"));
+    expect(agents.agents.find((a: { id: string }) => a.id === "notodo").tools).not.toContain("todo");
+  });
+
+  it("is off by default, and PICOCLAW_TOOLS_TODO_ENABLED=true turns it on with no config change", async () => {
+    const off = gateway({}, null);
+    await off.chat({ message: "hi" });
+    expect((server.requests.at(-1)!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
+    await off.chat({ message: write([{ id: "1", content: "x" }]) });
+    expect(lastToolResult()).toMatch(/^tool "todo" is not available/);
+
+    const on = gateway({ PICOCLAW_TOOLS_TODO_ENABLED: "true" }, null);
+    await on.chat({ message: write([{ id: "1", content: "x" }]) });
+    expect(lastToolResult()).toMatch(/"message":"Updated 1 todos"/);
+    expect(on.runtime.todos.size).toBe(1);
+  });
+
+  it("tools.todo.max_plans caps the plans of the whole gateway", async () => {
+    const h = gateway({}, { enabled: true, max_plans: 1 });
+    await h.chat({ message: write([{ id: "1", content: "x" }]), session: "first" });
+    await h.chat({ message: write([{ id: "1", content: "x" }]), session: "second" });
+    expect(lastToolResult()).toBe("todo session capacity reached; clear an obsolete plan before creating another");
+  });
+});
