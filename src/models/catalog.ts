@@ -1,13 +1,14 @@
 import { type LoadedConfig, usableModelEntry } from "../config/load.js";
 import type { ModelEntry } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { AnthropicProvider } from "./anthropic.js";
 import { BuiltinModel } from "./builtin.js";
-import { type Fetch, OpenAIProvider } from "./openai.js";
+import { OpenAIProvider } from "./openai.js";
 import type { ModelProvider } from "./provider.js";
+import type { TransportOptions } from "./transport.js";
 
-export interface ModelCatalogOptions {
-  fetch?: Fetch;
-}
+/** What the HTTP providers share: the network, waiting and randomness (tests inject fast ones). */
+export type ModelCatalogOptions = TransportOptions;
 
 /**
  * The providers of `model_list`, made on first use (so a `${VAR}` that is
@@ -41,9 +42,12 @@ export class ModelCatalog {
       case "builtin":
         return new BuiltinModel(entry.model_name);
       case "openai":
-        return new OpenAIProvider(entry, this.opts.fetch);
-      default:
-        throw new ConfigError([`model_list[${index}].provider: "${entry.provider}" is not available in this version`]);
+        return new OpenAIProvider(entry, this.opts);
+      case "anthropic":
+        if (entry.temperature !== undefined && entry.temperature > 1) {
+          throw new ConfigError([`model_list[${index}].temperature: must be <= 1 for provider "anthropic"`]);
+        }
+        return new AnthropicProvider(entry, this.opts);
     }
   }
 }
