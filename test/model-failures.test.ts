@@ -123,6 +123,23 @@ describe.each(formats)("$provider: failures", (format) => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("a connection reset before the answer says the request failed", async () => {
+    const { server, provider } = await setup();
+    server.setHandler(() => ({ destroy: true }));
+    const error = await modelFailure(provider.chat(ask()));
+    expect(error.code).toBe("model_network");
+    expect(error.message).toMatch(/the request to http:\/\/127\.0\.0\.1:\d+ failed \(.+\) \(after 3 attempts\)$/);
+  });
+
+  it("a connection that drops mid-answer is model_network and not retried (the caller saw a piece)", async () => {
+    const { server, provider } = await setup();
+    server.enqueue(format.stall("partial"), format.ok("never"));
+    const error = await modelFailure(provider.chat(ask(), () => server.dropConnections()));
+    expect(error.code).toBe("model_network");
+    expect(error.message).toMatch(/the connection to http:\/\/127\.0\.0\.1:\d+ broke before the answer was complete/);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("a server that is not there is model_network naming where it looked", async () => {
     const port = await freePort();
     const retries = instantRetries();

@@ -110,10 +110,20 @@ export function transportError(error: unknown, ctx: TransportContext): Error {
     [code, typeof cause?.message === "string" ? cause.message : undefined].filter(Boolean).join(" ") || messageOf(error),
     ctx.secrets,
   );
-  const started = (error as { message?: unknown } | null)?.message === "terminated";
-  const what = started ? `the connection to ${originOf(ctx.url)} broke before the answer was complete` : `cannot reach ${originOf(ctx.url)}`;
-  return new ModelError("network", ctx.modelName, `${what} (${detail}); check api_base and that the server is running`, { cause: error });
+  const origin = originOf(ctx.url);
+  let what: string;
+  if ((error as { message?: unknown } | null)?.message === "terminated") {
+    what = `the connection to ${origin} broke before the answer was complete (${detail})`;
+  } else if (code && UNREACHABLE.has(code)) {
+    what = `cannot reach ${origin} (${detail}); check api_base and that the server is running`;
+  } else {
+    what = `the request to ${origin} failed (${detail})`;
+  }
+  return new ModelError("network", ctx.modelName, what, { cause: error });
 }
+
+/** Connection errors that mean nothing is listening there (or the name does not resolve). */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 function originOf(url: string): string {
   try {

@@ -12,8 +12,6 @@ import {
   secretsOf,
 } from "./transport.js";
 
-export { DEFAULT_REQUEST_TIMEOUT_MS, type Fetch } from "./transport.js";
-
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
 
 /**

@@ -79,6 +79,11 @@ export class FakeModelServer {
     this.handler = handler;
   }
 
+  /** Drops every open connection at once (a server or proxy dying mid-answer). */
+  dropConnections(): void {
+    this.server.closeAllConnections();
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
