@@ -2,14 +2,16 @@ import { loadAgentCatalog } from "./agents/catalog.js";
 import type { LoadedConfig } from "./config/load.js";
 import { ConfigError } from "./errors.js";
 import type { Logger } from "./log.js";
-import { ModelCatalog } from "./models/catalog.js";
-import type { Fetch } from "./models/openai.js";
+import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
+import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
 import type { AnyTool } from "./tools/registry.js";
 
 export interface BootstrapOptions {
   logger: Logger;
   fetch?: Fetch;
+  /** How model providers reach the network, wait between retries and draw jitter (tests make these fast). */
+  models?: ModelCatalogOptions;
   /** Extra tools (tests, embedders). */
   tools?: AnyTool[];
 }
@@ -37,7 +39,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
   const runtime = new Runtime({
     config: loaded.config,
     agents: catalog.agents,
-    models: new ModelCatalog(loaded, opts.fetch ? { fetch: opts.fetch } : {}),
+    models: new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
     tools: opts.tools ?? [],
     logger: opts.logger,
   });

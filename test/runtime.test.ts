@@ -4,7 +4,7 @@ import { configSchema } from "../src/config/schema.js";
 import { AbortedError, ModelError } from "../src/errors.js";
 import type { RuntimeEvents } from "../src/runtime/events.js";
 import { Runtime } from "../src/runtime/runtime.js";
-import { ControlledModel, single } from "./support/models.js";
+import { ControlledModel, single } from "./support/controlled-model.js";
 import { testTools } from "./support/tools.js";
 
 function makeRuntime(model: ControlledModel, config: unknown = {}) {

@@ -41,11 +41,17 @@ export const modelEntrySchema = z.strictObject({
   model: z.string().min(1),
   api_base: z.string().min(1).optional().describe("Base URL; requests go to {api_base}/chat/completions or /messages."),
   api_key: z.string().optional().describe("Secret; use ${VAR} to read it from the environment."),
-  request_timeout: int(1, 3_600_000).optional().describe("Per-request time limit in ms."),
+  request_timeout: int(1, 3_600_000)
+    .optional()
+    .describe("Ms to wait for the server to start answering, and then between two pieces of a streamed answer (default 120000)."),
   max_tokens: int(1, 10_000_000).optional(),
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
   extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
+  stream: z
+    .boolean()
+    .optional()
+    .describe("Ask the server to stream its answer (default true); false for a server whose streaming is broken."),
   fallbacks: z.array(z.string()).optional().describe("model_names tried in order when this one fails."),
 });
 

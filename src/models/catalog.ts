@@ -1,28 +1,48 @@
 import { type LoadedConfig, usableModelEntry } from "../config/load.js";
 import type { ModelEntry } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { AnthropicProvider } from "./anthropic.js";
 import { BuiltinModel } from "./builtin.js";
-import { type Fetch, OpenAIProvider } from "./openai.js";
+import { FallbackProvider } from "./fallback.js";
+import { OpenAIProvider } from "./openai.js";
 import type { ModelProvider } from "./provider.js";
+import type { TransportOptions } from "./transport.js";
 
-export interface ModelCatalogOptions {
-  fetch?: Fetch;
-}
+/** What the HTTP providers share: the network, waiting and randomness (tests inject fast ones). */
+export type ModelCatalogOptions = TransportOptions;
 
 /**
  * The providers of `model_list`, made on first use (so a `${VAR}` that is
  * not set only matters for an entry that is actually used) and then kept.
+ * An entry with `fallbacks` is served through a FallbackProvider whose
+ * fallbacks are made only when they are needed.
  */
 export class ModelCatalog {
   private readonly providers = new Map<string, ModelProvider>();
+  private readonly served = new Map<string, ModelProvider>();
 
   constructor(
     private readonly loaded: Pick<LoadedConfig, "config" | "unresolved">,
     private readonly opts: ModelCatalogOptions = {},
   ) {}
 
-  /** The provider for a model_name; throws ConfigError naming the config path when unusable. */
+  /** The provider for a model_name (with its fallbacks); throws ConfigError naming the config path when unusable. */
   get(modelName: string): ModelProvider {
+    let provider = this.served.get(modelName);
+    if (!provider) {
+      const own = this.provider(modelName);
+      const entry = this.loaded.config.model_list.find((m) => m.model_name === modelName);
+      const fallbacks = [...new Set(entry?.fallbacks ?? [])].filter((name) => name !== modelName);
+      provider = fallbacks.length
+        ? new FallbackProvider(own, fallbacks.map((name) => ({ name, provider: () => this.provider(name) })))
+        : own;
+      this.served.set(modelName, provider);
+    }
+    return provider;
+  }
+
+  /** The entry's own provider, without its fallbacks. */
+  private provider(modelName: string): ModelProvider {
     let provider = this.providers.get(modelName);
     if (!provider) {
       const entry = usableModelEntry(this.loaded, modelName);
@@ -41,9 +61,12 @@ export class ModelCatalog {
       case "builtin":
         return new BuiltinModel(entry.model_name);
       case "openai":
-        return new OpenAIProvider(entry, this.opts.fetch);
-      default:
-        throw new ConfigError([`model_list[${index}].provider: "${entry.provider}" is not available in this version`]);
+        return new OpenAIProvider(entry, this.opts);
+      case "anthropic":
+        if (entry.temperature !== undefined && entry.temperature > 1) {
+          throw new ConfigError([`model_list[${index}].temperature: must be <= 1 for provider "anthropic"`]);
+        }
+        return new AnthropicProvider(entry, this.opts);
     }
   }
 }

@@ -55,23 +55,123 @@ export function httpError(modelName: string, status: number, body: string, secre
   });
 }
 
+/** Milliseconds the answer asks us to wait: `retry-after-ms` (OpenAI) first, then `retry-after`. */
+export function retryAfterFromHeaders(headers: Headers, now = Date.now()): number | undefined {
+  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  return retryAfterMs(headers.get("retry-after"), now);
+}
+
+/** The message of a ModelError without its `model "<name>": ` prefix. */
+export function detailOf(error: ModelError): string {
+  const prefix = `model "${error.modelName}": `;
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+}
+
+/** The same error with more said about it (and possibly another model entry named). */
+export function restate(error: ModelError, detail: string, modelName = error.modelName): ModelError {
+  return new ModelError(error.errorClass, modelName, detail, {
+    ...(error.providerStatus === undefined ? {} : { providerStatus: error.providerStatus }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause: error,
+  });
+}
+
+export interface TransportContext {
+  modelName: string;
+  /** Where the request went (its origin is shown, never its path or query). */
+  url: string;
+  /** The turn's signal: its abort is re-thrown as it is. */
+  turnSignal: AbortSignal;
+  /** Our timer's signal: its abort is a timeout. */
+  timerSignal: AbortSignal;
+  timeoutMs: number;
+  secrets: readonly (string | undefined)[];
+}
+
 /**
  * Classifies an exception thrown while the request was in flight: the turn's
- * own abort is re-thrown as it is; our timeout becomes `timeout`; anything
- * else from fetch is `network`.
+ * own abort is re-thrown as it is; our timer becomes `timeout`; a ModelError
+ * stays as it is; anything else from fetch is `network`.
  */
-export function transportError(
-  modelName: string,
-  error: unknown,
-  turnSignal: AbortSignal,
-  timeoutSignal: AbortSignal,
-  timeoutMs: number,
-  secrets: readonly (string | undefined)[],
-): Error {
-  if (turnSignal.aborted) return abortReason(turnSignal);
+export function transportError(error: unknown, ctx: TransportContext): Error {
+  if (ctx.turnSignal.aborted) return abortReason(ctx.turnSignal);
   if (error instanceof ModelError) return error;
-  if (timeoutSignal.aborted) return new ModelError("timeout", modelName, `no answer within ${timeoutMs} ms (request_timeout)`);
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const detail = cause?.code ?? cause?.message ?? messageOf(error);
-  return new ModelError("network", modelName, `cannot reach the server: ${scrub(detail, secrets)}`);
+  if (ctx.timerSignal.aborted) {
+    return new ModelError(
+      "timeout",
+      ctx.modelName,
+      `no answer from ${originOf(ctx.url)} within ${ctx.timeoutMs} ms (request_timeout); raise request_timeout for slow or local models`,
+    );
+  }
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const detail = scrub(
+    [code, typeof cause?.message === "string" ? cause.message : undefined].filter(Boolean).join(" ") || messageOf(error),
+    ctx.secrets,
+  );
+  const origin = originOf(ctx.url);
+  let what: string;
+  if ((error as { message?: unknown } | null)?.message === "terminated") {
+    what = `the connection to ${origin} broke before the answer was complete (${detail})`;
+  } else if (code && UNREACHABLE.has(code)) {
+    what = `cannot reach ${origin} (${detail}); check api_base and that the server is running`;
+  } else {
+    what = `the request to ${origin} failed (${detail})`;
+  }
+  return new ModelError("network", ctx.modelName, what, { cause: error });
+}
+
+/** Connection errors that mean nothing is listening there (or the name does not resolve). */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "the server";
+  }
+}
+
+/** An error a server reported inside a 200 answer or a stream, classified by its HTTP-like code or type. */
+export function reportedError(
+  modelName: string,
+  error: { message?: unknown; code?: unknown; type?: unknown; status?: unknown } | string,
+  secrets: readonly (string | undefined)[],
+): ModelError {
+  const info = typeof error === "string" ? { message: error } : error;
+  const message = typeof info.message === "string" && info.message ? info.message : JSON.stringify(error);
+  const status = [info.status, info.code].map(Number).find((n) => Number.isInteger(n) && n >= 400 && n <= 599);
+  const errorClass: ModelErrorClass =
+    status !== undefined ? classOfStatus(status) : (classOfErrorType(String(info.type ?? info.code ?? "")) ?? "server");
+  const label = typeof info.type === "string" ? `${info.type}: ` : "";
+  return new ModelError(errorClass, modelName, `the server reported an error: ${label}${scrub(message, secrets)}`, {
+    ...(status === undefined ? {} : { providerStatus: status }),
+  });
+}
+
+/** Error types of the Anthropic API (and OpenAI's `type`/`code` words), as classes. */
+export function classOfErrorType(type: string): ModelErrorClass | undefined {
+  switch (type) {
+    case "authentication_error":
+    case "permission_error":
+    case "invalid_api_key":
+      return "auth";
+    case "rate_limit_error":
+    case "rate_limit_exceeded":
+    case "insufficient_quota":
+      return "rate_limit";
+    case "overloaded_error":
+    case "api_error":
+    case "server_error":
+      return "server";
+    case "timeout_error":
+      return "timeout";
+    case "invalid_request_error":
+    case "not_found_error":
+    case "request_too_large":
+      return "bad_request";
+    default:
+      return undefined;
+  }
 }

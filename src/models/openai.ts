@@ -1,69 +1,52 @@
 import type { ModelEntry } from "../config/schema.js";
-import { ModelError } from "../errors.js";
-import { httpError, retryAfterMs, scrub, transportError } from "./http-errors.js";
-import type { ChatMessage, ToolCall } from "./message.js";
+import type { ChatMessage } from "./message.js";
+import { readChatCompletion } from "./openai-decode.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  ModelTransport,
+  type TransportOptions,
+  type WireRequest,
+  buildHeaders,
+  mergeExtraBody,
+  secretsOf,
+} from "./transport.js";
 
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
-export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
-
-export type Fetch = typeof fetch;
 
 /**
  * Any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM,
- * llama.cpp, LM Studio, OpenRouter...): `POST {api_base}/chat/completions`.
+ * llama.cpp, LM Studio, OpenRouter...): `POST {api_base}/chat/completions`,
+ * streamed unless the entry says `"stream": false`. Both modes are read by
+ * the same code into the same response.
  */
 export class OpenAIProvider implements ModelProvider {
   readonly name: string;
   private readonly url: string;
-  private readonly timeoutMs: number;
+  private readonly transport: ModelTransport;
 
   constructor(
     private readonly entry: ModelEntry,
-    private readonly fetchImpl: Fetch = fetch,
+    opts: TransportOptions = {},
   ) {
     this.name = entry.model_name;
     this.url = `${(entry.api_base ?? OPENAI_DEFAULT_BASE).replace(/\/+$/, "")}/chat/completions`;
-    this.timeoutMs = entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.transport = new ModelTransport(this.name, entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, secretsOf(entry), opts);
   }
 
-  async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    request.signal.throwIfAborted();
-    const secrets = [this.entry.api_key];
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const signal = AbortSignal.any([request.signal, timeout]);
-    let status: number;
-    let text: string;
-    let retryAfter: number | undefined;
-    try {
-      const response = await this.fetchImpl(this.url, {
-        method: "POST",
-        headers: this.headers(),
-        body: JSON.stringify(this.body(request)),
-        signal,
-      });
-      status = response.status;
-      retryAfter = retryAfterMs(response.headers.get("retry-after"));
-      text = await response.text();
-    } catch (error) {
-      throw transportError(this.name, error, request.signal, timeout, this.timeoutMs, secrets);
-    }
-    if (status < 200 || status >= 300) throw httpError(this.name, status, text, secrets, retryAfter);
-    const result = this.parse(text, secrets);
-    if (result.text) onDelta?.({ type: "text", text: result.text });
-    result.toolCalls.forEach((call, index) =>
-      onDelta?.({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }),
-    );
-    return result;
+  chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    return this.transport.send(this.wire(request), request.signal, onDelta);
   }
 
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  /** The request exactly as it goes on the wire (CONTRACT §5). */
+  wire(request: ModelRequest): WireRequest {
+    const stream = this.entry.stream !== false;
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: stream ? "text/event-stream" : "application/json",
+    };
     if (this.entry.api_key) headers.authorization = `Bearer ${this.entry.api_key}`;
-    return { ...headers, ...this.entry.custom_headers };
-  }
 
-  private body(request: ModelRequest): Record<string, unknown> {
     const body: Record<string, unknown> = {
       model: this.entry.model,
       messages: request.messages.map(toWire),
@@ -76,50 +59,21 @@ export class OpenAIProvider implements ModelProvider {
     }
     if (this.entry.max_tokens !== undefined) body.max_tokens = this.entry.max_tokens;
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
-    return { ...body, ...this.entry.extra_body };
-  }
-
-  private parse(text: string, secrets: (string | undefined)[]): ModelResponse {
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      throw new ModelError("bad_response", this.name, `the answer is not JSON: ${scrub(text, secrets, 120)}`);
+    if (stream) {
+      body.stream = true;
+      body.stream_options = { include_usage: true };
     }
-    const choice = (data as { choices?: { message?: unknown; finish_reason?: unknown }[] })?.choices?.[0];
-    const message = choice?.message as { content?: unknown; tool_calls?: unknown; reasoning_content?: unknown } | undefined;
-    if (!message || typeof message !== "object") {
-      throw new ModelError("bad_response", this.name, "the answer has no choices[0].message");
-    }
-    const toolCalls: ToolCall[] = [];
-    if (Array.isArray(message.tool_calls)) {
-      message.tool_calls.forEach((raw: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }, i) => {
-        const name = raw?.function?.name;
-        if (typeof name !== "string" || name === "") {
-          throw new ModelError("bad_response", this.name, `tool_calls[${i}] has no function name`);
-        }
-        const args = raw.function?.arguments;
-        toolCalls.push({
-          id: typeof raw.id === "string" && raw.id ? raw.id : `call_${i}`,
-          type: "function",
-          function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args ?? {}) },
-        });
-      });
-    }
-    const usage = (data as { usage?: { prompt_tokens?: number; completion_tokens?: number } }).usage;
     return {
-      text: typeof message.content === "string" ? message.content : null,
-      toolCalls,
-      ...(typeof message.reasoning_content === "string" ? { reasoning: message.reasoning_content } : {}),
-      ...(usage ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } } : {}),
-      ...(typeof choice?.finish_reason === "string" ? { finishReason: choice.finish_reason } : {}),
-      modelName: this.name,
+      url: this.url,
+      headers: buildHeaders(headers, this.entry.custom_headers),
+      body: mergeExtraBody(body, this.entry.extra_body),
+      read: readChatCompletion,
     };
   }
 }
 
-/** Our messages in the exact wire shape (internal-only fields dropped). */
-function toWire(message: ChatMessage): Record<string, unknown> {
+/** Our messages in the exact wire shape (internal-only fields such as `is_error` dropped). */
+export function toWire(message: ChatMessage): Record<string, unknown> {
   switch (message.role) {
     case "assistant":
       return message.tool_calls?.length

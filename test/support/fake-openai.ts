@@ -13,6 +13,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   // biome-ignore lint: wire JSON is untyped by nature
   body: any;
+  /** Settles when the connection of this request closes; `complete` is false when the client went away first. */
+  closed: Promise<{ complete: boolean }>;
 }
 
 export interface Reply {
@@ -22,8 +24,12 @@ export interface Reply {
   json?: unknown;
   /** A raw body (wins over json). */
   text?: string;
-  /** Server-sent events: each string is written as one chunk, as it is. */
-  chunks?: string[];
+  /** Server-sent events: each string (or raw bytes) is written as one chunk, as it is. */
+  chunks?: (string | Uint8Array)[];
+  /** Awaited before chunk `index` is written (lets a test prove pieces are handed on as they arrive). */
+  beforeChunk?: (index: number) => Promise<void> | void;
+  /** After the last chunk, keep the connection open until the client closes it (a stalled stream). */
+  hold?: boolean;
   /** Wait before answering (the request's close cancels the wait). */
   delayMs?: number;
   /** Pause between chunks. */
@@ -73,6 +79,11 @@ export class FakeModelServer {
     this.handler = handler;
   }
 
+  /** Drops every open connection at once (a server or proxy dying mid-answer). */
+  dropConnections(): void {
+    this.server.closeAllConnections();
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -85,14 +96,19 @@ export class FakeModelServer {
     } catch {
       // keep the raw text
     }
-    const recorded: RecordedRequest = { method, path, headers, body };
+    let closed = false;
+    const closedPromise = new Promise<{ complete: boolean }>((resolve) =>
+      res.on("close", () => {
+        closed = true;
+        resolve({ complete: res.writableFinished });
+      }),
+    );
+    const recorded: RecordedRequest = { method, path, headers, body, closed: closedPromise };
     this.requests.push(recorded);
     const index = this.requests.length - 1;
     const reply = this.handler
       ? await this.handler(recorded, index)
       : (this.queue.shift() ?? { status: 500, json: { error: { message: "the fake server has no scripted reply left" } } });
-    let closed = false;
-    res.on("close", () => (closed = true));
     if (reply.delayMs) await sleep(reply.delayMs, () => closed);
     if (closed) return;
     if (reply.destroy) {
@@ -101,11 +117,13 @@ export class FakeModelServer {
     }
     if (reply.chunks) {
       res.writeHead(reply.status ?? 200, { "content-type": "text/event-stream", ...reply.headers });
-      for (const chunk of reply.chunks) {
+      for (const [i, chunk] of reply.chunks.entries()) {
+        if (reply.beforeChunk) await reply.beforeChunk(i);
         if (closed) return;
         res.write(chunk);
         if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs, () => closed);
       }
+      if (reply.hold) return;
       res.end();
       return;
     }
@@ -168,6 +186,40 @@ export function toolCallCompletion(calls: { name: string; args: unknown; id?: st
       usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
     },
   };
+}
+
+/** One SSE event per value (`data: <json>`), then `data: [DONE]` unless `done` is false: OpenAI's streaming format. */
+export function sseChunks(events: unknown[], opts: { done?: boolean } = {}): string[] {
+  const chunks = events.map((event) => `data: ${typeof event === "string" ? event : JSON.stringify(event)}\n\n`);
+  if (opts.done !== false) chunks.push("data: [DONE]\n\n");
+  return chunks;
+}
+
+/** A chat.completion.chunk around one delta (or a usage-only chunk when `delta` is null). */
+export function completionChunk(
+  delta: Record<string, unknown> | null,
+  opts: { finish?: string | null; usage?: { prompt_tokens: number; completion_tokens: number } } = {},
+): Record<string, unknown> {
+  return {
+    id: "chatcmpl-stream",
+    object: "chat.completion.chunk",
+    created: 1_700_000_000,
+    model: "fake-model",
+    choices: delta === null ? [] : [{ index: 0, delta, logprobs: null, finish_reason: opts.finish ?? null }],
+    ...(opts.usage ? { usage: { ...opts.usage, total_tokens: opts.usage.prompt_tokens + opts.usage.completion_tokens } } : {}),
+  };
+}
+
+/** Splits text into chunks at the given byte offsets (to cut JSON values and UTF-8 characters in half). */
+export function splitBytes(text: string, ...offsets: number[]): Uint8Array[] {
+  const bytes = Buffer.from(text, "utf8");
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (const offset of [...offsets, bytes.length]) {
+    out.push(bytes.subarray(start, offset));
+    start = offset;
+  }
+  return out;
 }
 
 /** The messages of the last request that ended in a tool message, for a tool result lookup. */

@@ -6,6 +6,7 @@ import { bootstrap } from "../../src/bootstrap.js";
 import { type LoadedConfig, loadConfig } from "../../src/config/load.js";
 import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
+import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 
@@ -74,6 +75,8 @@ export interface HarnessOptions extends ProjectFiles {
   env?: Record<string, string>;
   tools?: AnyTool[];
   token?: string;
+  /** Model transport options (e.g. an instant `sleep` so retries do not wait). */
+  models?: ModelCatalogOptions;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -81,7 +84,7 @@ export function harness(opts: HarnessOptions = {}): Harness {
   const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
-  const { runtime, warnings } = bootstrap(loaded, { logger, tools: opts.tools ?? [] });
+  const { runtime, warnings } = bootstrap(loaded, { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}) });
   onTestFinished(() => runtime.close(0));
   const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);

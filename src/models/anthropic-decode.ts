@@ -1,0 +1,160 @@
+import { z } from "zod";
+import { ModelError } from "../errors.js";
+import type { ResponseAssembler } from "./assembler.js";
+import { isEventStream, readEvents, readText } from "./body.js";
+import { reportedError } from "./http-errors.js";
+import type { ReadContext } from "./transport.js";
+import { parseJsonText, parseWire } from "./wire-json.js";
+
+/**
+ * Reading an Anthropic Messages answer, streamed (`message_start`,
+ * `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`) or
+ * whole. Tool input arrives as `input_json_delta` fragments, joined and
+ * checked when the block stops.
+ */
+
+const usage = z.looseObject({ input_tokens: z.number().nullish(), output_tokens: z.number().nullish() }).nullish();
+const errorBody = z.looseObject({ type: z.unknown().optional(), message: z.unknown().optional() });
+
+const block = z.looseObject({
+  type: z.string(),
+  text: z.string().nullish(),
+  thinking: z.string().nullish(),
+  id: z.string().nullish(),
+  name: z.string().nullish(),
+  input: z.unknown().optional(),
+});
+
+const messageSchema = z.looseObject({
+  content: z.array(block),
+  stop_reason: z.string().nullish(),
+  usage,
+});
+
+const eventSchema = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("message_start"), message: z.looseObject({ usage }) }),
+  z.looseObject({ type: z.literal("content_block_start"), index: z.number(), content_block: block }),
+  z.looseObject({
+    type: z.literal("content_block_delta"),
+    index: z.number(),
+    delta: z.looseObject({
+      type: z.string(),
+      text: z.string().nullish(),
+      partial_json: z.string().nullish(),
+      thinking: z.string().nullish(),
+    }),
+  }),
+  z.looseObject({ type: z.literal("content_block_stop"), index: z.number() }),
+  z.looseObject({ type: z.literal("message_delta"), delta: z.looseObject({ stop_reason: z.string().nullish() }), usage }),
+  z.looseObject({ type: z.literal("message_stop") }),
+  z.looseObject({ type: z.literal("ping") }),
+  z.looseObject({ type: z.literal("error"), error: errorBody }),
+]);
+
+const KNOWN_EVENTS = new Set(eventSchema.options.map((o) => o.shape.type.value));
+
+/** Anthropic's stop reasons in the words the core uses (OpenAI's). */
+export function finishReasonOf(stopReason: string | null | undefined): string | undefined {
+  switch (stopReason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "max_tokens":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    default:
+      return stopReason ?? undefined;
+  }
+}
+
+export async function readMessage(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+  if (isEventStream(response)) return readMessageStream(response, out, ctx);
+  const json = parseJsonText(ctx.modelName, await readText(response.body, ctx.activity), "the answer", ctx.secrets);
+  if ((json as { type?: unknown } | null)?.type === "error") {
+    throw reportedError(ctx.modelName, parseWire(errorBody, (json as { error?: unknown }).error, ctx.modelName, "the error"), ctx.secrets);
+  }
+  const message = parseWire(messageSchema, json, ctx.modelName, "the answer");
+  message.content.forEach((b, index) => {
+    if (b.type === "text") out.text(b.text);
+    else if (b.type === "thinking") out.reasoning(b.thinking);
+    else if (b.type === "tool_use") out.toolCall({ index, id: b.id ?? undefined, name: b.name ?? undefined, arguments: b.input ?? {} });
+  });
+  out.finish(finishReasonOf(message.stop_reason));
+  out.usage({ inputTokens: message.usage?.input_tokens ?? undefined, outputTokens: message.usage?.output_tokens ?? undefined });
+}
+
+async function readMessageStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+  const toolBlocks = new Set<number>();
+  let stopped = false;
+  await readEvents(response.body, ctx.activity, (raw) => {
+    if (raw.data.trim() === "") return false;
+    const json = parseJsonText(ctx.modelName, raw.data, "a stream event", ctx.secrets) as { type?: unknown } | null;
+    const type = json?.type ?? raw.event;
+    if (typeof type !== "string" || !KNOWN_EVENTS.has(type as never)) return false; // newer event kinds: ignore
+    const event = parseWire(eventSchema, { ...json, type }, ctx.modelName, `a ${type} event`);
+    switch (event.type) {
+      case "message_start":
+        out.usage({ inputTokens: event.message.usage?.input_tokens ?? undefined, outputTokens: event.message.usage?.output_tokens ?? undefined });
+        break;
+      case "content_block_start": {
+        const b = event.content_block;
+        if (b.type === "text") out.text(b.text);
+        else if (b.type === "thinking") out.reasoning(b.thinking);
+        else if (b.type === "tool_use") {
+          toolBlocks.add(event.index);
+          const input = isNonEmptyObject(b.input) ? b.input : undefined;
+          out.toolCall({ index: event.index, id: b.id ?? undefined, name: b.name ?? undefined, arguments: input });
+        }
+        break;
+      }
+      case "content_block_delta": {
+        const d = event.delta;
+        if (d.type === "text_delta") out.text(d.text);
+        else if (d.type === "thinking_delta") out.reasoning(d.thinking);
+        else if (d.type === "input_json_delta" && toolBlocks.has(event.index)) out.toolCall({ index: event.index, arguments: d.partial_json ?? "" });
+        break;
+      }
+      case "content_block_stop":
+        if (toolBlocks.has(event.index)) settleInput(event.index, out, ctx.modelName);
+        break;
+      case "message_delta":
+        out.finish(finishReasonOf(event.delta.stop_reason));
+        out.usage({ inputTokens: event.usage?.input_tokens ?? undefined, outputTokens: event.usage?.output_tokens ?? undefined });
+        break;
+      case "message_stop":
+        stopped = true;
+        return true;
+      case "ping":
+        break;
+      case "error":
+        throw reportedError(ctx.modelName, event.error, ctx.secrets);
+    }
+    return false;
+  });
+  if (!stopped && !out.finished) {
+    throw new ModelError("bad_response", ctx.modelName, "the stream ended before the answer was complete (no message_stop)");
+  }
+}
+
+/** The joined `input_json_delta` fragments must make one JSON object ("" means no input). */
+function settleInput(index: number, out: ResponseAssembler, modelName: string): void {
+  const joined = out.argumentsOf(index).trim();
+  if (joined === "") {
+    out.settleArguments(index, "{}");
+    return;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(joined);
+  } catch {
+    throw new ModelError("bad_response", modelName, `the input of tool_use block ${index} is not valid JSON: ${joined.slice(0, 80)}`);
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    throw new ModelError("bad_response", modelName, `the input of tool_use block ${index} is not a JSON object`);
+  }
+}
+
+function isNonEmptyObject(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length > 0;
+}

@@ -1,0 +1,167 @@
+import { ModelError, abortReason } from "../errors.js";
+import { ResponseAssembler, makeCallId } from "./assembler.js";
+import { type Activity, readText } from "./body.js";
+import { detailOf, httpError, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
+import type { ModelDelta, ModelResponse } from "./provider.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, decideRetry, realSleep } from "./retry.js";
+
+export type Fetch = typeof fetch;
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** What varies between production and tests: the network, waiting, randomness, call ids. */
+export interface TransportOptions {
+  fetch?: Fetch;
+  sleep?: Sleep;
+  /** In [0, 1), for backoff jitter. */
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  /** Makes an id for a tool call the server sent without one. */
+  callId?: () => string;
+}
+
+/** What an adapter's reader gets besides the response. */
+export interface ReadContext {
+  modelName: string;
+  secrets: readonly (string | undefined)[];
+  /** Call on every piece received: it restarts the request_timeout timer. */
+  activity: Activity;
+}
+
+/** One request in a provider's wire format, and how to read its successful answer. */
+export interface WireRequest {
+  url: string;
+  headers: Headers;
+  body: unknown;
+  /** Reads a 2xx answer into `out`; throws ModelError when it is not what the format promises. */
+  read(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void>;
+}
+
+/**
+ * The HTTP side shared by every adapter: one POST per attempt under the
+ * turn's signal and the entry's request_timeout, classified errors that
+ * never contain a secret, and bounded retries with backoff and jitter on
+ * 429 / 5xx / dropped connections (honouring `retry-after`). Once a piece of
+ * the answer has reached the caller, a failure is not retried: the caller
+ * would see it twice.
+ */
+export class ModelTransport {
+  private readonly fetchImpl: Fetch;
+  private readonly sleep: Sleep;
+  private readonly random: () => number;
+  private readonly policy: RetryPolicy;
+  private readonly callId: () => string;
+
+  constructor(
+    readonly modelName: string,
+    /** How long to wait for the answer to start, and then between two pieces of it. */
+    readonly timeoutMs: number,
+    private readonly secrets: readonly (string | undefined)[],
+    opts: TransportOptions = {},
+  ) {
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.sleep = opts.sleep ?? realSleep;
+    this.random = opts.random ?? Math.random;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+    this.callId = opts.callId ?? makeCallId;
+  }
+
+  async send(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    for (let retries = 0; ; retries++) {
+      signal.throwIfAborted();
+      const out = new ResponseAssembler(this.modelName, onDelta, this.callId);
+      try {
+        return await this.attempt(wire, signal, out);
+      } catch (error) {
+        if (signal.aborted) throw abortReason(signal);
+        if (!(error instanceof ModelError)) throw error;
+        if (out.delivered) throw error;
+        const decision = decideRetry(error, retries, this.policy, this.random);
+        if (!decision.retry) {
+          const notes = [retries > 0 ? `after ${retries + 1} attempts` : "", decision.why ?? ""].filter(Boolean);
+          throw notes.length ? restate(error, `${detailOf(error)} (${notes.join("; ")})`) : error;
+        }
+        await this.sleep(decision.delayMs, signal);
+      }
+    }
+  }
+
+  private async attempt(wire: WireRequest, signal: AbortSignal, out: ResponseAssembler): Promise<ModelResponse> {
+    const timer = new IdleTimer(this.timeoutMs);
+    const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: () => timer.restart() };
+    try {
+      const response = await this.fetchImpl(wire.url, {
+        method: "POST",
+        headers: wire.headers,
+        body: JSON.stringify(wire.body),
+        signal: AbortSignal.any([signal, timer.signal]),
+      });
+      timer.restart();
+      if (!response.ok) {
+        const text = await readText(response.body, ctx.activity);
+        throw httpError(this.modelName, response.status, text, this.secrets, retryAfterFromHeaders(response.headers));
+      }
+      await wire.read(response, out, ctx);
+      return out.result();
+    } catch (error) {
+      throw transportError(error, {
+        modelName: this.modelName,
+        url: wire.url,
+        turnSignal: signal,
+        timerSignal: timer.signal,
+        timeoutMs: this.timeoutMs,
+        secrets: this.secrets,
+      });
+    } finally {
+      timer.stop();
+    }
+  }
+}
+
+/** An abort signal that fires after `ms` without activity. */
+class IdleTimer {
+  private readonly controller = new AbortController();
+  private handle: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ms: number) {
+    this.restart();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  restart(): void {
+    if (this.controller.signal.aborted) return;
+    clearTimeout(this.handle);
+    this.handle = setTimeout(() => this.controller.abort(new Error(`no answer within ${this.ms} ms`)), this.ms);
+  }
+
+  stop(): void {
+    clearTimeout(this.handle);
+  }
+}
+
+/** Request headers: the adapter's own, then the entry's custom_headers (which may replace them). */
+export function buildHeaders(own: Record<string, string>, custom: Record<string, string> | undefined): Headers {
+  const headers = new Headers(own);
+  for (const [name, value] of Object.entries(custom ?? {})) headers.set(name, value);
+  return headers;
+}
+
+/** The body with the entry's extra_body merged last; a key set to null there removes the field. */
+export function mergeExtraBody(body: Record<string, unknown>, extra: Record<string, unknown> | undefined): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...body };
+  for (const [key, value] of Object.entries(extra ?? {})) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+/** Secrets to keep out of every message: the key and any custom header value that could be one. */
+export function secretsOf(entry: { api_key?: string | undefined; custom_headers?: Record<string, string> | undefined }): string[] {
+  const out = entry.api_key ? [entry.api_key] : [];
+  for (const value of Object.values(entry.custom_headers ?? {})) if (value.length >= 8) out.push(value);
+  return out;
+}
