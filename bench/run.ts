@@ -1,3 +1,4 @@
+import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTurn } from "./turn.js";
 
@@ -5,3 +6,4 @@ import { benchTurn } from "./turn.js";
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchTurn();
 await benchTodo();
+await benchSubagents();

@@ -131,6 +131,9 @@ async function agentTurn(
   const last = outcome.delivered.at(-1);
   for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
   io.stdout(outcome.reply);
+  // Background subagents (spawn) answer later: wait for them, then show what they delivered.
+  await runtime.idle();
+  for (const d of runtime.outbox.drain(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
   return 0;
 }
 

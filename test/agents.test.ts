@@ -22,6 +22,7 @@ describe("AGENT.md frontmatter", () => {
       description: "Finds sources",
       model: "gpt",
       tools: ["todo", "subagent"],
+      allowAgents: [],
       prompt: "You are careful.\n\nSecond paragraph.",
       file: "agents/researcher/AGENT.md",
     });

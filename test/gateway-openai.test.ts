@@ -3,6 +3,8 @@ import { FakeModelServer, textCompletion, toolCallCompletion } from "./support/f
 import { harness, openaiConfig } from "./support/project.js";
 import { testTools } from "./support/tools.js";
 
+const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
+
 let server: FakeModelServer;
 beforeAll(async () => {
   server = await FakeModelServer.start();
@@ -19,7 +21,7 @@ describe("a turn against an OpenAI-compatible server", () => {
       ]),
       textCompletion("All done."),
     );
-    const h = harness({ config: openaiConfig(server.url), tools: testTools });
+    const h = harness({ config: { ...openaiConfig(server.url), tools: NO_SUBAGENTS }, tools: testTools });
     const { status, json } = await h.chat({ message: "do it", session: "wire" });
     expect(status).toBe(200);
     expect(json.reply).toBe("All done.");

@@ -57,7 +57,13 @@ describe("GET /v1/agents", () => {
     expect(await jsonOf(res)).toEqual({
       agents: [
         { id: "broken", name: "broken", description: "", model: "local", tools: [] },
-        { id: "main", name: "Main", description: "the main one", model: "local", tools: ["boom", "echo", "wait", "whisper"] },
+        {
+          id: "main",
+          name: "Main",
+          description: "the main one",
+          model: "local",
+          tools: ["boom", "delegate", "echo", "spawn", "subagent", "wait", "whisper"],
+        },
         { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
       ],
     });

@@ -7,7 +7,9 @@ import { Runtime } from "../src/runtime/runtime.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { testTools } from "./support/tools.js";
 
-function makeRuntime(model: ControlledModel, config: unknown = {}) {
+const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
+
+function makeRuntime(model: ControlledModel, config: Record<string, unknown> = { tools: NO_SUBAGENTS }) {
   const agents = new Map([
     ["main", readAgent("main", "agents/main/AGENT.md", "---\nname: Main\n---\nSystem prompt.").agent],
     ["quiet", readAgent("quiet", "agents/quiet/AGENT.md", "---\ntools: []\n---\n").agent],

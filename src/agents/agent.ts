@@ -8,6 +8,8 @@ export interface AgentDefinition {
   model: string | undefined;
   /** The tool allowlist: null when absent (every enabled tool), [] for none. */
   tools: readonly string[] | null;
+  /** Agents this one may delegate to or spawn as (`"*"` for any); empty: none. */
+  allowAgents: readonly string[];
   /** The body of AGENT.md: the system prompt. */
   prompt: string;
   /** The file it came from (for messages). */

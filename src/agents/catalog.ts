@@ -60,6 +60,7 @@ export function readAgent(id: string, file: string, text: string): { agent: Agen
       description: fm?.description ?? "",
       model: fm?.model,
       tools: fm === null ? [] : (fm.tools ?? null),
+      allowAgents: fm?.allow_agents ?? [],
       prompt: parsed.body,
       file,
     },

@@ -17,6 +17,11 @@ export const frontmatterSchema = z.looseObject({
     .nullable()
     .optional()
     .transform((v) => (v === null ? [] : v)),
+  allow_agents: z
+    .array(z.string().min(1))
+    .nullable()
+    .optional()
+    .transform((v) => (v === null ? [] : v)),
 });
 
 export type Frontmatter = z.output<typeof frontmatterSchema>;
@@ -44,7 +49,7 @@ export function parseAgentFile(text: string): ParsedAgentFile {
     if (/^\uFEFF?---[ \t]*$/.test(text)) {
       return { frontmatter: null, hasFrontmatter: true, body: "", problems: ["frontmatter is not closed by a --- line"], notes: [] };
     }
-    return { frontmatter: { tools: undefined }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
+    return { frontmatter: { tools: undefined, allow_agents: undefined }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
   }
   const rest = text.slice(open[0].length);
   const close = CLOSE.exec(rest);

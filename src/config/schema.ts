@@ -16,6 +16,9 @@ export const subturnSchema = z
     max_depth: int(1, 16).default(3).describe("How deep subagents may nest."),
     max_concurrent: int(1, 100).default(5).describe("Running children per parent turn."),
     timeout_ms: int(1, 86_400_000).default(300_000).describe("Time limit of one child turn, in ms."),
+    concurrency_timeout_ms: int(0, 86_400_000)
+      .default(30_000)
+      .describe("How long a new child waits for a free slot (max_concurrent) before its call fails, in ms."),
   })
   .prefault({});
 
@@ -67,8 +70,15 @@ export const toolsSchema = z
         max_plans: int(1, 1_000_000).default(256).describe("Non-empty todo plans the gateway keeps at once."),
       })
       .prefault({}),
-    subagent: toolGate(true),
+    subagent: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        deliver: z.boolean().default(false).describe("Show the child's final reply to the user too (subagent and delegate)."),
+        keep_history: z.boolean().default(false).describe("Keep a finished child's history (readable via the history API)."),
+      })
+      .prefault({}),
     spawn: toolGate(true),
+    delegate: toolGate(true),
   })
   .prefault({});
 

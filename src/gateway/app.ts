@@ -8,6 +8,7 @@ import { CHAT_ID, agentOfKey, parseSessionKey } from "../runtime/session-key.js"
 import { readTodos } from "../tools/todo/tool.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
+import { eventsStream } from "./events-route.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -73,7 +74,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       agent: outcome.agentId,
       session_key: outcome.sessionKey,
       reply: outcome.reply,
-      delivered: outcome.delivered,
+      // What reached the session while nobody was watching comes first, once.
+      delivered: [...runtime.outbox.drain(outcome.sessionKey), ...outcome.delivered],
     });
   });
 
@@ -81,6 +83,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     const key = sessionKeyParam(c.req.param("key"));
     return c.json({ messages: runtime.historyOf(key) });
   });
+
+  app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionKeyParam(c.req.param("key"))));
 
   app.get("/v1/sessions/:key/todos", (c) => {
     const key = sessionKeyParam(c.req.param("key"));

@@ -61,7 +61,11 @@ const CALL_LINE = /^CALL[ \t]+(\S+)(?:[ \t]+(.*))?$/;
 
 /** The scripted calls of a message, or null when it is not made only of CALL lines. */
 export function parseScript(text: string): ScriptedCall[] | null {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  // Bracketed lines are notes the gateway adds (a subagent's context line), not part of the script.
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !/^\[.*\]$/.test(l));
   if (lines.length === 0) return null;
   const calls: ScriptedCall[] = [];
   for (const line of lines) {

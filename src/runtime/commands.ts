@@ -81,3 +81,41 @@ export function clearCommand(clear: (agentId: string, sessionKey: string) => Pro
     },
   };
 }
+
+/** `/stop`: aborts the running turn and every subagent of the session at once, without waiting for the session lock. */
+export function stopCommand(stop: (sessionKey: string) => { stopped: boolean; subagents: number }): Command {
+  return {
+    name: "stop",
+    usage: "/stop",
+    description: "stop what the agent is doing in this session, subagents included",
+    locked: false,
+    run: (ctx) => {
+      const { stopped, subagents } = stop(ctx.sessionKey);
+      if (!stopped) return "Nothing was running.";
+      return subagents > 0 ? `Stopped, along with ${subagents} subagent${subagents === 1 ? "" : "s"}.` : "Stopped.";
+    },
+  };
+}
+
+/** `/subagents`: the session's running subagents. */
+export function subagentsCommand(
+  list: (sessionKey: string) => { id: string; label: string; agentId: string; depth: number; startedAt: number }[],
+  now: () => number,
+): Command {
+  return {
+    name: "subagents",
+    usage: "/subagents",
+    description: "list the subagents running for this session",
+    locked: false,
+    run: (ctx) => {
+      const children = list(ctx.sessionKey);
+      if (children.length === 0) return "No subagents are running.";
+      return [
+        `${children.length} subagent${children.length === 1 ? "" : "s"} running:`,
+        ...children.map(
+          (c) => `- ${c.label} (${c.id}): agent ${c.agentId}, depth ${c.depth}, running for ${Math.max(0, Math.round((now() - c.startedAt) / 1000))} s`,
+        ),
+      ].join("\n");
+    },
+  };
+}

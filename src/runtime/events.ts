@@ -27,6 +27,16 @@ export interface RuntimeEvents {
   "tool.end": Scope & { tool: string; callId: string; isError: boolean; silent: boolean; durationMs: number };
   /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
   delivery: Scope & { from: string; text: string };
+  /** A subagent started (`sessionKey` is the child's key). */
+  "subagent.start": Scope & { parentKey: string; childKey: string; label: string };
+  /** A subagent ended: exactly once per child, however it ended. */
+  "subagent.end": Scope & {
+    parentKey: string;
+    childKey: string;
+    label: string;
+    outcome: "done" | "error" | "aborted" | "timeout";
+    durationMs: number;
+  };
   /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
 }

@@ -7,13 +7,17 @@ import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import { type AnyTool, ToolRegistry } from "../tools/registry.js";
+import { createSubagentTools } from "../tools/subagent/tools.js";
 import { type TodoPlanStore, createTodoStore, createTodoTool } from "../tools/todo/tool.js";
-import { type Command, CommandRegistry, clearCommand, helpCommand } from "./commands.js";
+import { type Command, CommandRegistry, clearCommand, helpCommand, stopCommand, subagentsCommand } from "./commands.js";
 import { EventBus } from "./events.js";
 import { type HistoryStore, MemoryHistoryStore } from "./history.js";
 import { KeyedLocks } from "./locks.js";
+import { Outbox } from "./outbox.js";
 import { SessionLifecycle } from "./session-state.js";
-import { agentOfKey, sessionKeyFor } from "./session-key.js";
+import { agentOfKey, isSubagentKey, rootKey, sessionKeyFor } from "./session-key.js";
+import { StopSwitches } from "./stop-switches.js";
+import { type ChildResult, Subturns } from "./subturns.js";
 import { type Delivery, runTurn } from "./turn.js";
 
 export interface Clock {
@@ -61,8 +65,8 @@ export interface AgentSummary {
 }
 
 /**
- * The provider-free core: agents, tools, models, sessions. The gateway and
- * the CLI both drive it through `handleMessage`.
+ * The provider-free core: agents, tools, models, sessions, subagents. The
+ * gateway and the CLI both drive it through `handleMessage`.
  */
 export class Runtime {
   readonly config: Config;
@@ -78,9 +82,13 @@ export class Runtime {
   readonly logger: Logger;
   /** The todo plans of every agent and session (one store, shared). */
   readonly todos: TodoPlanStore;
+  /** What reaches users outside a request: background deliveries and subagent notices. */
+  readonly outbox: Outbox;
+  readonly subturns: Subturns;
 
   private readonly models: ModelSource;
   private readonly locks = new KeyedLocks();
+  private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
   private readonly inflight = new Set<Promise<unknown>>();
   private closing = false;
@@ -94,11 +102,33 @@ export class Runtime {
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     this.history = opts.history ?? new MemoryHistoryStore();
+    this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
     this.todos = createTodoStore(this.config.tools.todo.max_plans);
     this.lifecycle.register(this.todos);
-    this.tools = new ToolRegistry([createTodoTool(this.todos), ...(opts.tools ?? [])]);
+    this.subturns = new Subturns({
+      config: this.config,
+      events: this.events,
+      lifecycle: this.lifecycle,
+      history: this.history,
+      outbox: this.outbox,
+      logger: this.logger,
+      clock: this.clock,
+      ids: this.ids,
+      runTurn: (agent, key, text, signal) => this.locks.run(key, () => this.turn(agent, key, text, signal, () => {})),
+    });
+    const subagentTools = createSubagentTools({
+      subturns: this.subturns,
+      agents: this.agents,
+      deliverReplies: this.config.tools.subagent.deliver,
+      holdStop: (key) => this.holdStop(key),
+      announce: (parentKey, parentAgent, result) => this.announce(parentKey, parentAgent, result),
+      track: (work) => this.track(work),
+    });
+    this.tools = new ToolRegistry([createTodoTool(this.todos), ...subagentTools, ...(opts.tools ?? [])]);
     this.policy = new ToolPolicy(this.tools, this.config.tools, () => this.clock.now());
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
+    this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
+    this.commands.add(subagentsCommand((sessionKey) => this.subturns.below(sessionKey), () => this.clock.now()));
     this.commands.add(helpCommand(this.commands));
   }
 
@@ -113,6 +143,9 @@ export class Runtime {
     for (const agent of this.agents.values()) {
       if (agent.model !== undefined && !models.has(agent.model)) {
         warnings.push(`${agent.file}: model "${agent.model}" is not a model_name in model_list; its turns will fail`);
+      }
+      for (const other of agent.allowAgents) {
+        if (other !== "*" && !this.agents.has(other)) warnings.push(`${agent.file}: allow_agents lists "${other}", which is not an agent`);
       }
     }
     return warnings;
@@ -147,6 +180,12 @@ export class Runtime {
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
   }
 
+  /** Aborts the session's running and queued turns and every subagent below it, at once. */
+  stop(sessionKey: string): { stopped: boolean; subagents: number } {
+    const subagents = this.subturns.below(sessionKey).length;
+    return { stopped: this.stops.stop(rootKey(sessionKey)), subagents };
+  }
+
   /**
    * One message from a chat user: a slash command is answered here; anything
    * else is a turn of the agent. Turns (and locked commands) on one session
@@ -156,14 +195,16 @@ export class Runtime {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
     const agent = this.agent(input.agentId);
     const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
-    const signal = input.signal ? AbortSignal.any([input.signal, this.shutdown.signal]) : this.shutdown.signal;
+    const matched = this.commands.match(input.text);
+    const stop = matched && !matched.command.locked ? undefined : this.holdStop(sessionKey);
+    const signal = AbortSignal.any([input.signal, stop?.signal ?? this.shutdown.signal].filter((s) => s !== undefined));
     const delivered: Delivery[] = [];
     const deliver = (delivery: Delivery) => {
       delivered.push(delivery);
       this.events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery });
+      this.outbox.publish(sessionKey, { type: "delivery", ...delivery });
     };
 
-    const matched = this.commands.match(input.text);
     const work = async (): Promise<string> => {
       signal.throwIfAborted();
       if (matched) {
@@ -173,14 +214,26 @@ export class Runtime {
       }
       return this.turn(agent, sessionKey, input.text, signal, deliver);
     };
-    const task = matched && !matched.command.locked ? work() : this.locks.run(sessionKey, work);
-    this.inflight.add(task);
+    const task = stop ? this.locks.run(sessionKey, work) : work();
+    this.track(task);
     try {
       const reply = await task;
       return { agentId: agent.id, sessionKey, reply, delivered };
     } finally {
-      this.inflight.delete(task);
+      stop?.release();
     }
+  }
+
+  /** The session's stop switch joined with shutdown; held until released. */
+  private holdStop(sessionKey: string): { signal: AbortSignal; release: () => void } {
+    const held = this.stops.hold(rootKey(sessionKey));
+    return { signal: AbortSignal.any([held.signal, this.shutdown.signal]), release: held.release };
+  }
+
+  private track(task: Promise<unknown>): void {
+    this.inflight.add(task);
+    const forget = () => this.inflight.delete(task);
+    task.then(forget, forget);
   }
 
   private async turn(
@@ -226,19 +279,64 @@ export class Runtime {
     }
   }
 
+  /**
+   * A background (spawned) child ended: its result goes into the parent's
+   * session as a system note, as a turn of its own, and the parent's answer
+   * reaches the user through the outbox (an open stream, or the next chat
+   * response). Nothing happens when the parent is a subagent that has ended.
+   */
+  private announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void {
+    if (this.closing) return;
+    if (isSubagentKey(parentKey) && !this.subturns.isRunning(parentKey)) {
+      this.logger.info(`subagent ${result.id} finished after its parent ${parentKey} ended; its result is dropped`);
+      return;
+    }
+    const background = !isSubagentKey(parentKey);
+    const deliver = (delivery: Delivery) => {
+      if (!background) return;
+      this.events.emit("delivery", { agentId: parentAgent.id, sessionKey: parentKey, ...delivery });
+      this.outbox.publish(parentKey, { type: "delivery", ...delivery }, true);
+    };
+    const stop = this.holdStop(parentKey);
+    const task = this.locks.run(parentKey, async () => {
+      stop.signal.throwIfAborted();
+      return this.turn(parentAgent, parentKey, systemNote(result), stop.signal, deliver);
+    });
+    this.track(task);
+    task.then(
+      () => stop.release(),
+      (error: unknown) => {
+        stop.release();
+        if (stop.signal.aborted) return;
+        this.logger.warn(`answering the result of subagent ${result.id} in ${parentKey} failed: ${messageOf(error)}`);
+        deliver({ from: "agent", text: `Subagent "${result.label}" finished, but I could not answer just now (${(error as { code?: string }).code ?? "error"}). Ask me about it.` });
+      },
+    );
+  }
+
+  /** Aborts when the runtime shuts down (long-lived streams end with it). */
+  get shutdownSignal(): AbortSignal {
+    return this.shutdown.signal;
+  }
+
   /** The session's history in OpenAI roles. */
   historyOf(sessionKey: string): ChatMessage[] {
     return this.history.get(sessionKey);
   }
 
-  /** Turns and commands running or waiting now. */
+  /** Turns, commands and background work running or waiting now. */
   get inflightCount(): number {
     return this.inflight.size;
   }
 
+  /** Resolves once nothing is running or waiting (for one-shot commands that must not cut off background work). */
+  async idle(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+  }
+
   /**
    * Stops taking messages, lets running turns finish for up to `graceMs`,
-   * then aborts what is left and waits for it to unwind.
+   * then aborts what is left (subagents included) and waits for it to unwind.
    */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
@@ -252,4 +350,11 @@ export class Runtime {
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
     await Promise.allSettled([...this.inflight]);
   }
+}
+
+/** The message a parent receives when a background child ends. */
+export function systemNote(result: ChildResult): string {
+  const head = `[System note: background subagent "${result.label}" (id ${result.id}, agent ${result.agentId})`;
+  if (result.outcome === "done") return `${head} finished. Its result:]\n\n${result.reply ?? ""}\n\n[Tell the user what they need to know from it.]`;
+  return `${head} did not finish (${result.outcome}): ${result.error ?? "no reason given"}.]\n\n[Tell the user, briefly.]`;
 }

@@ -62,3 +62,19 @@ export function parentKey(key: string): string | null {
 export function agentOfKey(key: string): string | null {
   return parseSessionKey(key)?.agentId ?? null;
 }
+
+/** The root session a key belongs to (itself for a root session). */
+export function rootKey(key: string): string {
+  const parsed = parseSessionKey(key);
+  return parsed ? sessionKeyFor(parsed.agentId, parsed.channel, parsed.chatId) : key;
+}
+
+/** The last child id of a subagent key (null for a root session). */
+export function childIdOf(key: string): string | null {
+  return parseSessionKey(key)?.subagents.at(-1) ?? null;
+}
+
+/** Whether `key` is `ancestor` itself or a subagent somewhere below it. */
+export function isWithin(key: string, ancestor: string): boolean {
+  return key === ancestor || key.startsWith(`${ancestor}:subagent:`);
+}

@@ -78,8 +78,12 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     }
 
     added.push({ role: "assistant", content: response.text || null, tool_calls: response.toolCalls });
-    for (const call of response.toolCalls) {
-      const result = await tools.execute(call, toolContext);
+    // The calls of one answer run side by side (a model asks for several only when they are
+    // independent, e.g. a fan-out of subagents); they start in order, and their results go
+    // back, and reach the user, in the order the model asked.
+    const results = await Promise.all(response.toolCalls.map((call) => tools.execute(call, toolContext)));
+    response.toolCalls.forEach((call, i) => {
+      const result = results[i]!;
       added.push({
         role: "tool",
         tool_call_id: call.id,
@@ -87,7 +91,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
         ...(result.isError ? { is_error: true } : {}),
       });
       if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser });
-    }
+    });
   }
 
   signal.throwIfAborted();

@@ -1,0 +1,254 @@
+import { Semaphore, withTimeout, E_TIMEOUT } from "async-mutex";
+import type { AgentDefinition } from "../agents/agent.js";
+import type { Config } from "../config/schema.js";
+import { abortReason, messageOf } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { ChatMessage } from "../models/message.js";
+import type { EventBus } from "./events.js";
+import type { HistoryStore } from "./history.js";
+import type { Outbox } from "./outbox.js";
+import type { SessionLifecycle } from "./session-state.js";
+import { childSessionKey, depth, rootKey } from "./session-key.js";
+
+/**
+ * Subagents: child turns under `<parent key>:subagent:<id>`, each with its
+ * own empty history and its own per-session state, bounded (depth, running
+ * children per parent, time) and always cleaned up: whatever way a child
+ * ends, `subagent.end` fires exactly once and every per-session store
+ * releases the child's key.
+ */
+
+export type ChildOutcome = "done" | "error" | "aborted" | "timeout";
+
+export interface ChildRequest {
+  parentKey: string;
+  parentAgent: AgentDefinition;
+  /** The agent the child runs as. */
+  agent: AgentDefinition;
+  task: string;
+  label: string;
+  /** What stops the child besides its own time limit. */
+  signal: AbortSignal;
+}
+
+export interface ChildResult {
+  id: string;
+  childKey: string;
+  agentId: string;
+  label: string;
+  outcome: ChildOutcome;
+  reply?: string;
+  error?: string;
+  durationMs: number;
+}
+
+export interface RunningChild {
+  id: string;
+  childKey: string;
+  parentKey: string;
+  agentId: string;
+  label: string;
+  depth: number;
+  startedAt: number;
+}
+
+/** What subturns need from the runtime. */
+export interface SubturnHost {
+  readonly config: Config;
+  readonly events: EventBus;
+  readonly lifecycle: SessionLifecycle;
+  readonly history: HistoryStore;
+  readonly outbox: Outbox;
+  readonly logger: Logger;
+  readonly clock: { now(): number };
+  readonly ids: () => string;
+  /** Runs one turn of `agent` on `sessionKey` (no deliveries reach the user). */
+  runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
+}
+
+/** Longest task text a child accepts. */
+export const MAX_TASK_BYTES = 64 * 1024;
+/** Messages a kept child history holds at most (the oldest go first). */
+export const MAX_CHILD_HISTORY = 200;
+
+class ChildTimeout extends Error {}
+
+export class Subturns {
+  private readonly running = new Map<string, RunningChild>();
+  private readonly slots = new Map<string, { semaphore: Semaphore; users: number }>();
+
+  constructor(private readonly host: SubturnHost) {}
+
+  private get limits() {
+    return this.host.config.agents.defaults.subturn;
+  }
+
+  /** Why a child of `parentKey` may not start, or null. */
+  refusal(parentKey: string, task: string): string | null {
+    const { max_depth } = this.limits;
+    if (depth(parentKey) + 1 > max_depth) {
+      return `subagents may nest at most ${max_depth} deep (agents.defaults.subturn.max_depth); do this work yourself`;
+    }
+    if (Buffer.byteLength(task, "utf8") > MAX_TASK_BYTES) return `the task is longer than ${MAX_TASK_BYTES} bytes; shorten it`;
+    if (task.trim() === "") return "the task is empty";
+    return null;
+  }
+
+  /**
+   * Takes one of the parent's `max_concurrent` slots, waiting at most
+   * `concurrency_timeout_ms`. Resolves with the function that gives it back,
+   * or with null when no slot came free in time.
+   */
+  async slot(parentKey: string, signal: AbortSignal): Promise<(() => void) | null> {
+    const { max_concurrent, concurrency_timeout_ms } = this.limits;
+    signal.throwIfAborted();
+    let entry = this.slots.get(parentKey);
+    if (!entry) this.slots.set(parentKey, (entry = { semaphore: new Semaphore(max_concurrent), users: 0 }));
+    entry.users++;
+    const held = entry;
+    const forget = () => {
+      if (--held.users === 0 && this.slots.get(parentKey) === held) this.slots.delete(parentKey);
+    };
+    const acquired = withTimeout(held.semaphore, concurrency_timeout_ms, E_TIMEOUT).acquire();
+    let aborted: (() => void) | undefined;
+    const onAbort = new Promise<never>((_, reject) => {
+      aborted = () => reject(abortReason(signal));
+      signal.addEventListener("abort", aborted, { once: true });
+    });
+    try {
+      const [, release] = await Promise.race([acquired, onAbort]);
+      let given = false;
+      return () => {
+        if (given) return;
+        given = true;
+        release();
+        forget();
+      };
+    } catch (error) {
+      // A slot that arrives after we stopped waiting goes straight back.
+      void acquired.then(([, release]) => release(), () => {});
+      forget();
+      if (error === E_TIMEOUT) return null;
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", aborted!);
+      onAbort.catch(() => {});
+    }
+  }
+
+  busyMessage(): string {
+    const { max_concurrent, concurrency_timeout_ms } = this.limits;
+    return `too many subagents are running for this conversation (agents.defaults.subturn.max_concurrent = ${max_concurrent}) and none finished within ${concurrency_timeout_ms} ms; wait for them or do this yourself`;
+  }
+
+  /**
+   * Starts one child; `done` settles when it has ended, however it ended
+   * (the child's own failures are the result's `outcome`, never a rejection).
+   */
+  start(request: ChildRequest, releaseSlot: () => void = () => {}): { id: string; childKey: string; done: Promise<ChildResult> } {
+    const id = this.host.ids();
+    const childKey = childSessionKey(request.parentKey, id);
+    return { id, childKey, done: this.execute(id, childKey, request, releaseSlot) };
+  }
+
+  /** Whether a child is still running. */
+  isRunning(childKey: string): boolean {
+    return this.running.has(childKey);
+  }
+
+  private async execute(id: string, childKey: string, request: ChildRequest, releaseSlot: () => void): Promise<ChildResult> {
+    const { host } = this;
+    const started = host.clock.now();
+    const child: RunningChild = {
+      id,
+      childKey,
+      parentKey: request.parentKey,
+      agentId: request.agent.id,
+      label: request.label,
+      depth: depth(childKey),
+      startedAt: started,
+    };
+    const ownStop = new AbortController();
+    const timer = setTimeout(() => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)), this.limits.timeout_ms);
+    const signal = AbortSignal.any([request.signal, ownStop.signal]);
+    const user = rootKey(request.parentKey);
+    const notice = { id, label: request.label, agent: request.agent.id };
+
+    let outcome: ChildOutcome = "error";
+    let reply: string | undefined;
+    let error: string | undefined;
+    this.running.set(childKey, child);
+    try {
+      host.events.emit("subagent.start", { agentId: request.agent.id, sessionKey: childKey, parentKey: request.parentKey, childKey, label: request.label });
+      host.outbox.publish(user, { type: "subagent.start", ...notice });
+      reply = await host.runTurn(request.agent, childKey, childMessage(request), signal);
+      outcome = "done";
+    } catch (caught) {
+      const timedOut = ownStop.signal.aborted && ownStop.signal.reason instanceof ChildTimeout;
+      outcome = timedOut ? "timeout" : signal.aborted ? "aborted" : "error";
+      error = timedOut ? `timed out after ${this.limits.timeout_ms} ms (agents.defaults.subturn.timeout_ms)` : messageOf(caught);
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(childKey);
+      releaseSlot();
+      await this.release(childKey);
+      const durationMs = host.clock.now() - started;
+      host.events.emit("subagent.end", {
+        agentId: request.agent.id,
+        sessionKey: childKey,
+        parentKey: request.parentKey,
+        childKey,
+        label: request.label,
+        outcome,
+        durationMs,
+      });
+      host.outbox.publish(user, { type: "subagent.end", ...notice, outcome, durationMs });
+    }
+    return {
+      id,
+      childKey,
+      agentId: request.agent.id,
+      label: request.label,
+      outcome,
+      ...(reply === undefined ? {} : { reply }),
+      ...(error === undefined ? {} : { error }),
+      durationMs: host.clock.now() - started,
+    };
+  }
+
+  /** Children running below a session (its children, theirs, ...), oldest first. */
+  below(sessionKey: string): RunningChild[] {
+    const prefix = `${sessionKey}:subagent:`;
+    return [...this.running.values()].filter((c) => c.childKey.startsWith(prefix));
+  }
+
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** Drops the child's per-session state everywhere, and its history unless kept. */
+  private async release(childKey: string): Promise<void> {
+    const { history, lifecycle, logger } = this.host;
+    try {
+      if (this.host.config.tools.subagent.keep_history) trimHistory(history, childKey);
+      else history.clear(childKey);
+      await lifecycle.clear(childKey, "release");
+    } catch (caught) {
+      logger.error(`releasing ${childKey} failed: ${messageOf(caught)}`);
+    }
+  }
+}
+
+/** The child's first (and only) user message: a line of context, then the task with its lines intact. */
+function childMessage(request: ChildRequest): string {
+  return `[A task from agent "${request.parentAgent.id}". Your final answer goes back to it, not to the user.]\n\n${request.task}`;
+}
+
+function trimHistory(history: HistoryStore, key: string): void {
+  const messages = history.get(key);
+  if (messages.length <= MAX_CHILD_HISTORY) return;
+  let kept: ChatMessage[] = messages.slice(-MAX_CHILD_HISTORY);
+  while (kept[0]?.role === "tool") kept = kept.slice(1);
+  history.clear(key);
+  history.append(key, kept);
+}

@@ -1,0 +1,119 @@
+import { z } from "zod";
+import type { AgentDefinition } from "../../agents/agent.js";
+import { abortReason } from "../../errors.js";
+import type { ChildResult, Subturns } from "../../runtime/subturns.js";
+import type { AnyTool } from "../registry.js";
+import { type ToolContext, type ToolResult, defineTool, toolResult } from "../tool.js";
+
+/** What the subagent tools need from the runtime. */
+export interface SubagentToolsHost {
+  readonly subturns: Subturns;
+  readonly agents: ReadonlyMap<string, AgentDefinition>;
+  /** `tools.subagent.deliver`: the child's reply reaches the user too. */
+  readonly deliverReplies: boolean;
+  /** The stop signal of the session a background child belongs to (/stop, shutdown), held until released. */
+  holdStop(sessionKey: string): { signal: AbortSignal; release: () => void };
+  /** A background child ended: tell the parent agent, whose answer goes to the user. */
+  announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void;
+  /** Background work the runtime must wait for on shutdown. */
+  track(work: Promise<unknown>): void;
+}
+
+const label = z.string().trim().min(1).max(80).optional().describe("A short name for this piece of work, shown to the user.");
+const task = z.string().min(1).describe("Everything the subagent needs: it does not see this conversation.");
+const agentId = z.string().min(1).describe("The id of the agent to run the task as.");
+
+/** The agent a child runs as, checked against the caller's allow_agents; or why not. */
+function targetAgent(host: SubagentToolsHost, caller: AgentDefinition, id: string | undefined): AgentDefinition | string {
+  if (id === undefined || id === caller.id) {
+    return id === undefined ? caller : `agent "${id}" is yourself; use the subagent tool to hand work to a copy of yourself`;
+  }
+  const target = host.agents.get(id);
+  const allowed = caller.allowAgents.includes("*") || caller.allowAgents.includes(id);
+  if (!allowed) {
+    const list = caller.allowAgents.filter((a) => a !== caller.id);
+    return `you may not hand work to agent "${id}"; ${list.length ? `allowed: ${list.join(", ")}` : "your AGENT.md allow_agents lists no agents"}`;
+  }
+  if (!target) return `there is no agent "${id}"; agents: ${[...host.agents.keys()].join(", ")}`;
+  return target;
+}
+
+function reportResult(result: ChildResult, deliver: boolean): ToolResult {
+  if (result.outcome !== "done") {
+    return toolResult.error(`Subagent "${result.label}" (${result.agentId}) did not finish (${result.outcome}): ${result.error ?? "no reason given"}`);
+  }
+  const reply = result.reply ?? "";
+  const text = `Subagent "${result.label}" (${result.agentId}) finished. Its answer:\n\n${reply}`;
+  return deliver ? { forLLM: text, forUser: reply, silent: false, isError: false } : toolResult.silent(text);
+}
+
+/** Runs a child now and waits for it: shared by `subagent` and `delegate`. */
+async function runNow(host: SubagentToolsHost, ctx: ToolContext, target: AgentDefinition, text: string, name: string): Promise<ToolResult> {
+  const caller = host.agents.get(ctx.agentId)!;
+  const refusal = host.subturns.refusal(ctx.sessionKey, text);
+  if (refusal) return toolResult.error(refusal);
+  const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
+  if (!release) return toolResult.error(host.subturns.busyMessage());
+  const { done } = host.subturns.start({ parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: text, label: name, signal: ctx.signal }, release);
+  const result = await done;
+  if (ctx.signal.aborted) throw abortReason(ctx.signal);
+  return reportResult(result, host.deliverReplies);
+}
+
+export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
+  const subagent = defineTool({
+    name: "subagent",
+    description:
+      "Hand a self-contained task to a subagent: a fresh copy of you with an empty conversation and its own plan. It runs now; you get its final answer back (the user does not see it unless you pass it on). Put everything it needs into the task. Use it for side work that would clutter this conversation, or run several in one step for independent tasks.",
+    parameters: z.strictObject({ task, label }),
+    enabledByDefault: true,
+    execute: (args, ctx) => runNow(host, ctx, host.agents.get(ctx.agentId)!, args.task, args.label ?? "subagent"),
+  });
+
+  const delegate = defineTool({
+    name: "delegate",
+    description:
+      "Hand a task to another agent (its own instructions, model and tools) and wait for its answer. Only agents your AGENT.md allow_agents lists may be used. The other agent does not see this conversation: put everything it needs into the task.",
+    parameters: z.strictObject({ agent_id: agentId, task, label }),
+    enabledByDefault: true,
+    execute: (args, ctx) => {
+      const target = targetAgent(host, host.agents.get(ctx.agentId)!, args.agent_id);
+      if (typeof target === "string") return toolResult.error(target);
+      return runNow(host, ctx, target, args.task, args.label ?? target.id);
+    },
+  });
+
+  const spawn = defineTool({
+    name: "spawn",
+    description:
+      "Start a subagent in the background and carry on at once. When it finishes, its result arrives in this conversation as a system note, and you then answer the user. Optionally run it as another agent (agent_id; only agents your AGENT.md allow_agents lists). Put everything it needs into the task.",
+    parameters: z.strictObject({ task, label, agent_id: agentId.optional() }),
+    enabledByDefault: true,
+    execute: async (args, ctx) => {
+      const caller = host.agents.get(ctx.agentId)!;
+      const target = targetAgent(host, caller, args.agent_id);
+      if (typeof target === "string") return toolResult.error(target);
+      const refusal = host.subturns.refusal(ctx.sessionKey, args.task);
+      if (refusal) return toolResult.error(refusal);
+      const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
+      if (!release) return toolResult.error(host.subturns.busyMessage());
+      const name = args.label ?? (target === caller ? "subagent" : target.id);
+      const stop = host.holdStop(ctx.sessionKey);
+      const started = host.subturns.start(
+        { parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: args.task, label: name, signal: stop.signal },
+        release,
+      );
+      host.track(
+        started.done.then((result) => {
+          stop.release();
+          host.announce(ctx.sessionKey, caller, result);
+        }),
+      );
+      return toolResult.silent(
+        `Started subagent ${started.id} ("${name}", agent ${target.id}) in the background. Its result will arrive in this conversation when it finishes; you do not need to wait for it.`,
+      );
+    },
+  });
+
+  return [subagent, spawn, delegate];
+}

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RuntimeEvents } from "../src/runtime/events.js";
+import { FakeModelServer } from "./support/fake-openai.js";
+import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
+import { call, scriptedModel } from "./support/scripted-openai.js";
+import { sseReader } from "./support/sse.js";
+
+let server: FakeModelServer;
+beforeAll(async () => {
+  server = await FakeModelServer.start(scriptedModel);
+});
+afterAll(() => server.close());
+
+const AGENTS = {
+  main: "---\nname: Main\nallow_agents: [researcher]\n---\nYou coordinate.",
+  researcher: "---\nname: Researcher\n---\nYou research.",
+  narrow: "---\nname: Narrow\ntools: [subagent]\n---\nYou have no plan tool.",
+};
+
+type Config = { subturn?: Record<string, unknown>; tools?: Record<string, unknown> };
+
+function gateway(extra: Config = {}): Harness {
+  const base = openaiConfig(server.url) as { agents: { defaults: Record<string, unknown> } };
+  return harness({
+    agents: AGENTS,
+    config: {
+      ...base,
+      agents: { defaults: { ...base.agents.defaults, subturn: extra.subturn ?? {} } },
+      tools: { todo: { enabled: true }, ...extra.tools },
+    },
+  });
+}
+
+function record<K extends keyof RuntimeEvents>(h: Harness, name: K): RuntimeEvents[K][] {
+  const seen: RuntimeEvents[K][] = [];
+  h.runtime.events.on(name, (e) => seen.push(e));
+  return seen;
+}
+
+/** The requests a child sent to the model (its first user message carries the gateway's context line). */
+function childRequests(task: string) {
+  return server.requests.filter((r) =>
+    (r.body.messages as { role: string; content: string }[]).some((m) => m.role === "user" && m.content.startsWith("[A task from") && m.content.endsWith(task)),
+  );
+}
+
+const toolResults = (request: { body: { messages: { role: string; content: string }[] } }) =>
+  request.body.messages.filter((m) => m.role === "tool").map((m) => m.content);
+
+const writePlan = (id: string, content: string) => call("todo", { action: "write", todos: [{ id, content }] });
+
+describe("subagent", () => {
+  it("a child reads an empty plan, writes its own, finishes; the parent's plan is unchanged and the child's is released", async () => {
+    const h = gateway();
+    const ends = record(h, "subagent.end");
+    const childTask = [call("todo", { action: "read" }), writePlan("c1", "child step"), "SAY child finished: ok"].join("\n");
+    const { status, json } = await h.chat({
+      message: [writePlan("p1", "parent step"), call("subagent", { task: childTask, label: "kid" }), call("todo", { action: "read" })].join("\n"),
+      session: "plans",
+    });
+    expect(status).toBe(200);
+    const [childFirst, childSecond] = childRequests(childTask).slice(-3);
+    expect(toolResults(childSecond!)[0]).toBe('{"todos":[],"total_count":0,"message":"Retrieved 0 todos"}');
+    expect(childFirst!.body.messages.filter((m: { role: string }) => m.role === "user")).toHaveLength(1);
+    expect(childFirst!.body.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user"]);
+    const [write, sub, read] = json.reply.replace(/^done: /, "").split(" | ");
+    expect(JSON.parse(write).message).toBe("Updated 1 todos");
+    expect(sub).toContain("child finished: ok");
+    expect(sub).toContain('"kid"');
+    expect(JSON.parse(read).todos).toEqual([{ id: "p1", content: "parent step", status: "pending", priority: "medium" }]);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toMatchObject({ outcome: "done", label: "kid", parentKey: "agent:main:http:plans", agentId: "main" });
+    expect(ends[0]!.childKey).toMatch(/^agent:main:http:plans:subagent:[A-Za-z0-9_-]+$/);
+    expect(h.runtime.todos.size).toBe(1);
+    expect(h.runtime.historyOf(ends[0]!.childKey)).toEqual([]);
+    expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
+  });
+
+  it("with max_plans 2, children that fail, time out or finish each take a slot in turn: every end releases it", async () => {
+    const h = gateway({ tools: { todo: { enabled: true, max_plans: 2 } }, subturn: { timeout_ms: 300 } });
+    const ends = record(h, "subagent.end");
+    const failing = [writePlan("a", "fails"), "FAIL 400"].join("\n");
+    const slow = [writePlan("b", "times out"), "SLOW 5000"].join("\n");
+    const fine = [writePlan("c", "finishes"), "SAY fine"].join("\n");
+    const { status } = await h.chat({
+      message: [writePlan("p", "parent"), ...[failing, slow, fine].map((task) => call("subagent", { task }))].join("\n"),
+    });
+    expect(status).toBe(200);
+    expect(ends.map((e) => e.outcome)).toEqual(["error", "timeout", "done"]);
+    for (const task of [failing, slow, fine]) {
+      const [, second] = childRequests(task).slice(-2);
+      expect(JSON.parse(toolResults(second!)[0]!).message, task).toBe("Updated 1 todos");
+    }
+    expect(h.runtime.todos.size).toBe(1);
+  });
+
+  it("an agent whose allowlist lacks todo has children that neither see nor run it", async () => {
+    const h = gateway();
+    const task = [writePlan("x", "sneaky"), "SAY tried"].join("\n");
+    await h.chat({ message: call("subagent", { task }), agent: "narrow" });
+    const [first, second] = childRequests(task).slice(-2);
+    expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["subagent"]);
+    expect(toolResults(second!)[0]).toMatch(/^tool "todo" is not available to this agent/);
+    expect(h.runtime.todos.size).toBe(0);
+  });
+
+  it("nesting deeper than max_depth gets an error result and the turn completes", async () => {
+    const h = gateway({ subturn: { max_depth: 1 } });
+    const grandchild = "SAY too deep";
+    const child = [call("subagent", { task: grandchild }), "SAY child done"].join("\n");
+    const { status, json } = await h.chat({ message: call("subagent", { task: child }) });
+    expect(status).toBe(200);
+    expect(json.reply).toContain("child done");
+    const [, second] = childRequests(child).slice(-2);
+    expect(toolResults(second!)[0]).toBe("subagents may nest at most 1 deep (agents.defaults.subturn.max_depth); do this work yourself");
+    expect(childRequests(grandchild)).toHaveLength(0);
+  });
+
+  it("tools.subagent.deliver shows the child's reply to the user; by default it stays silent", async () => {
+    const task = "SAY the child's answer";
+    const quiet = await gateway().chat({ message: call("subagent", { task }) });
+    expect(quiet.json.delivered.map((d: { from: string }) => d.from)).toEqual(["agent"]);
+    const loud = await gateway({ tools: { subagent: { deliver: true } } }).chat({ message: call("subagent", { task }) });
+    expect(loud.json.delivered[0]).toEqual({ from: "subagent", text: "the child's answer" });
+  });
+
+  it("keep_history keeps a finished child's history readable", async () => {
+    const h = gateway({ tools: { subagent: { keep_history: true } } });
+    const ends = record(h, "subagent.end");
+    await h.chat({ message: call("subagent", { task: "SAY kept" }) });
+    const history = await jsonOf(await h.request(`/v1/sessions/${ends[0]!.childKey}/history`));
+    expect(history.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+    expect(history.messages[1].content).toBe("kept");
+  });
+});
+
+describe("delegate and spawn with agent_id", () => {
+  it("runs as an agent allow_agents lists, with that agent's prompt", async () => {
+    const h = gateway();
+    const ends = record(h, "subagent.end");
+    const task = "SAY research done";
+    const { json } = await h.chat({ message: call("delegate", { agent_id: "researcher", task }) });
+    expect(json.reply).toContain("research done");
+    expect(ends[0]).toMatchObject({ agentId: "researcher", outcome: "done" });
+    expect(childRequests(task).at(-1)!.body.messages[0]).toEqual({ role: "system", content: "You research." });
+  });
+
+  it("refuses agents not listed, unknown agents and itself", async () => {
+    const h = gateway();
+    const { json } = await h.chat({
+      message: [
+        call("delegate", { agent_id: "narrow", task: "x" }),
+        call("delegate", { agent_id: "main", task: "x" }),
+        call("spawn", { agent_id: "narrow", task: "x" }),
+      ].join("\n"),
+    });
+    const results = json.reply.replace(/^done: /, "").split(" | ");
+    expect(results[0]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
+    expect(results[1]).toBe('agent "main" is yourself; use the subagent tool to hand work to a copy of yourself');
+    expect(results[2]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
+    const star = harness({
+      agents: { main: "---\nallow_agents: ['*']\n---\np", other: "p" },
+      config: { ...openaiConfig(server.url) },
+    });
+    const ghost = await star.chat({ message: call("delegate", { agent_id: "ghost", task: "x" }) });
+    expect(ghost.json.reply).toBe("done: there is no agent \"ghost\"; agents: main, other");
+  });
+});
+
+describe("spawn", () => {
+  it("returns at once; the result arrives on the events stream, answered by the parent", async () => {
+    const h = gateway();
+    const stream = sseReader(await h.request("/v1/sessions/agent:main:http:bg/events"));
+    const { json } = await h.chat({ message: [call("spawn", { task: "SLOW 150\nSAY the background answer", label: "bg" }), "SAY started it"].join("\n"), session: "bg" });
+    expect(json.reply).toBe("started it");
+    const seen = await stream.until("subagent.end");
+    expect(seen.map((e) => e.event)).toEqual(["subagent.start", "delivery", "subagent.end"]);
+    expect(seen[0]!.data).toEqual({ id: expect.any(String), label: "bg", agent: "main" });
+    expect(seen[1]!.data).toEqual({ from: "agent", text: "started it" });
+    expect(seen[2]!.data).toEqual({ id: seen[0]!.data.id, label: "bg", agent: "main", outcome: "done", durationMs: expect.any(Number) });
+    const answer = await stream.next();
+    expect(answer).toEqual({ event: "delivery", data: { from: "agent", text: "the background answer" } });
+    expect(JSON.stringify(stream.events)).not.toContain("agent:main:http:bg:subagent");
+    await stream.close();
+    const history = h.runtime.historyOf("agent:main:http:bg");
+    const note = history.filter((m) => m.role === "user").at(-1)!.content as string;
+    expect(note).toMatch(/^\[System note: background subagent "bg"/);
+    expect(note).toContain("the background answer");
+  });
+
+  it("with no stream open, the result comes at the front of the next chat's delivered, once", async () => {
+    const h = gateway();
+    await h.chat({ message: [call("spawn", { task: "SAY later answer", label: "later" }), "SAY ok"].join("\n"), session: "nostream" });
+    await h.runtime.idle();
+    const next = await h.chat({ message: "SAY and now", session: "nostream" });
+    expect(next.json.delivered).toEqual([
+      { from: "agent", text: "later answer" },
+      { from: "agent", text: "and now" },
+    ]);
+    const again = await h.chat({ message: "SAY again", session: "nostream" });
+    expect(again.json.delivered).toEqual([{ from: "agent", text: "again" }]);
+  });
+
+  it("a stream opened later receives what was kept", async () => {
+    const h = gateway();
+    await h.chat({ message: call("spawn", { task: "SAY kept for you" }), session: "late" });
+    await h.runtime.idle();
+    const stream = sseReader(await h.request("/v1/sessions/agent:main:http:late/events"));
+    expect(await stream.next()).toEqual({ event: "delivery", data: { from: "agent", text: "kept for you" } });
+    await stream.close();
+  });
+});
+
+describe("/stop and /subagents", () => {
+  it("/subagents lists running children; /stop ends them at once without waiting for the session lock", async () => {
+    const h = gateway();
+    const starts = record(h, "subagent.start");
+    const ends = record(h, "subagent.end");
+    const turn = h.chat({ message: call("subagent", { task: "SLOW 30000", label: "long one" }), session: "stop" });
+    while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const listed = await h.chat({ message: "/subagents", session: "stop" });
+    expect(listed.json.reply).toMatch(/^1 subagent running:\n- long one \([A-Za-z0-9_-]+\): agent main, depth 1, running for \d+ s$/);
+    const stopped = await h.chat({ message: "/stop", session: "stop" });
+    expect(stopped.json.reply).toBe("Stopped, along with 1 subagent.");
+    const result = await turn;
+    expect(result.status).toBe(503);
+    expect(result.json.error.code).toBe("aborted");
+    expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
+    expect((await h.chat({ message: "/subagents", session: "stop" })).json.reply).toBe("No subagents are running.");
+    expect((await h.chat({ message: "/stop", session: "stop" })).json.reply).toBe("Nothing was running.");
+    expect((await h.chat({ message: "SAY still works", session: "stop" })).json.reply).toBe("still works");
+  });
+
+  it("/stop also ends background (spawned) children", async () => {
+    const h = gateway();
+    const ends = record(h, "subagent.end");
+    await h.chat({ message: call("spawn", { task: "SLOW 30000" }), session: "bgstop" });
+    expect((await h.chat({ message: "/stop", session: "bgstop" })).json.reply).toBe("Stopped, along with 1 subagent.");
+    await h.runtime.idle();
+    expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
+  });
+});

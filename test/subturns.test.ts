@@ -1,0 +1,233 @@
+import { describe, expect, it } from "vitest";
+import { readAgent } from "../src/agents/catalog.js";
+import { configSchema } from "../src/config/schema.js";
+import { AbortedError } from "../src/errors.js";
+import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
+import { MemoryHistoryStore } from "../src/runtime/history.js";
+import { Outbox } from "../src/runtime/outbox.js";
+import {
+  childSessionKey,
+  depth,
+  isSubagentKey,
+  isWithin,
+  parentKey,
+  parseSessionKey,
+  rootKey,
+  sessionKeyFor,
+} from "../src/runtime/session-key.js";
+import { SessionLifecycle, SessionState } from "../src/runtime/session-state.js";
+import { StopSwitches } from "../src/runtime/stop-switches.js";
+import { Subturns } from "../src/runtime/subturns.js";
+import { silentLogger } from "../src/log.js";
+
+describe("session key helpers", () => {
+  const root = sessionKeyFor("main", "http", "s1");
+  const child = childSessionKey(root, "abc");
+  const grandchild = childSessionKey(child, "x_Y-9");
+
+  it("build and parse keys", () => {
+    expect(root).toBe("agent:main:http:s1");
+    expect(grandchild).toBe("agent:main:http:s1:subagent:abc:subagent:x_Y-9");
+    expect(parseSessionKey(grandchild)).toEqual({ agentId: "main", channel: "http", chatId: "s1", subagents: ["abc", "x_Y-9"] });
+  });
+
+  it("know subagent keys, their depth, parent and root", () => {
+    expect([root, child, grandchild].map(isSubagentKey)).toEqual([false, true, true]);
+    expect([root, child, grandchild].map(depth)).toEqual([0, 1, 2]);
+    expect([root, child, grandchild].map(parentKey)).toEqual([null, root, child]);
+    expect([root, child, grandchild].map(rootKey)).toEqual([root, root, root]);
+    expect(isWithin(grandchild, root)).toBe(true);
+    expect(isWithin(root, root)).toBe(true);
+    expect(isWithin("agent:main:http:s10", root)).toBe(false);
+  });
+
+  it.each([
+    "main:http:s",
+    "agent:Main:http:s",
+    "agent:main:http",
+    "agent:main:http:s:subagent",
+    "agent:main:http:s:child:abc",
+    "agent:main:http:s:subagent:a b",
+    "agent:main:HTTP:s",
+    "agent:main:http:",
+  ])("%j is not a session key", (key) => {
+    expect(parseSessionKey(key)).toBeNull();
+    expect(isSubagentKey(key)).toBe(false);
+  });
+});
+
+function setup(subturn: Record<string, number> = {}, tools: Record<string, unknown> = {}) {
+  const config = configSchema.parse({ agents: { defaults: { subturn } }, tools });
+  const events = new EventBus();
+  const lifecycle = new SessionLifecycle();
+  const state = new SessionState<string>();
+  lifecycle.register(state);
+  const history = new MemoryHistoryStore();
+  const ends: RuntimeEvents["subagent.end"][] = [];
+  const starts: RuntimeEvents["subagent.start"][] = [];
+  events.on("subagent.end", (e) => ends.push(e));
+  events.on("subagent.start", (e) => starts.push(e));
+  let id = 0;
+  let now = 0;
+  let behaviour: (key: string, signal: AbortSignal) => Promise<string> = async () => "ok";
+  const subturns = new Subturns({
+    config,
+    events,
+    lifecycle,
+    history,
+    outbox: new Outbox(),
+    logger: silentLogger,
+    clock: { now: () => (now += 10) },
+    ids: () => `c${++id}`,
+    runTurn: async (_agent, key, text, signal) => {
+      state.set("main", key, "child state");
+      history.append(key, [{ role: "user", content: text }]);
+      return behaviour(key, signal);
+    },
+  });
+  const agent = readAgent("main", "agents/main/AGENT.md", "p").agent;
+  const request = (signal = new AbortController().signal, parent = "agent:main:http:s") => ({
+    parentKey: parent,
+    parentAgent: agent,
+    agent,
+    task: "do it",
+    label: "job",
+    signal,
+  });
+  return { subturns, state, history, ends, starts, request, behave: (fn: typeof behaviour) => (behaviour = fn) };
+}
+
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+
+describe("a child's end", () => {
+  it("done: one start, exactly one end, its state and history released", async () => {
+    const { subturns, state, history, ends, starts, request } = setup();
+    const result = await subturns.start(request()).done;
+    expect(result).toEqual({ id: "c1", childKey: "agent:main:http:s:subagent:c1", agentId: "main", label: "job", outcome: "done", reply: "ok", durationMs: 20 });
+    expect(starts).toEqual([{ agentId: "main", sessionKey: result.childKey, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job" }]);
+    expect(ends).toEqual([{ agentId: "main", sessionKey: result.childKey, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job", outcome: "done", durationMs: 10 }]);
+    expect(state.size).toBe(0);
+    expect(history.get(result.childKey)).toEqual([]);
+    expect(subturns.runningCount).toBe(0);
+  });
+
+  it("error: the child's failure is its outcome, not a throw", async () => {
+    const { subturns, ends, state, behave, request } = setup();
+    behave(async () => {
+      throw new Error("model exploded");
+    });
+    const result = await subturns.start(request()).done;
+    expect(result).toMatchObject({ outcome: "error", error: "model exploded" });
+    expect(ends.map((e) => e.outcome)).toEqual(["error"]);
+    expect(state.size).toBe(0);
+  });
+
+  it("aborted: the parent's signal stops the child", async () => {
+    const { subturns, ends, state, behave, request } = setup();
+    behave((_key, signal) => untilAborted(signal));
+    const parent = new AbortController();
+    const running = subturns.start(request(parent.signal)).done;
+    parent.abort(new AbortedError("parent stopped"));
+    expect(await running).toMatchObject({ outcome: "aborted", error: "parent stopped" });
+    expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
+    expect(state.size).toBe(0);
+  });
+
+  it("timeout: a child over timeout_ms is aborted with outcome timeout", async () => {
+    const { subturns, ends, state, behave, request } = setup({ timeout_ms: 20 });
+    let sawAbort = false;
+    behave((_key, signal) => {
+      signal.addEventListener("abort", () => (sawAbort = true));
+      return untilAborted(signal);
+    });
+    const result = await subturns.start(request()).done;
+    expect(result).toMatchObject({ outcome: "timeout", error: "timed out after 20 ms (agents.defaults.subturn.timeout_ms)" });
+    expect(sawAbort).toBe(true);
+    expect(ends.map((e) => e.outcome)).toEqual(["timeout"]);
+    expect(state.size).toBe(0);
+  });
+
+  it("keep_history keeps the history but still releases per-session state", async () => {
+    const { subturns, history, state, request } = setup({}, { subagent: { keep_history: true } });
+    const result = await subturns.start(request()).done;
+    expect(history.get(result.childKey)).toHaveLength(1);
+    expect(state.size).toBe(0);
+  });
+});
+
+describe("limits", () => {
+  it("depth: a child deeper than max_depth is refused", () => {
+    const { subturns } = setup({ max_depth: 2 });
+    const root = "agent:main:http:s";
+    expect(subturns.refusal(root, "t")).toBeNull();
+    expect(subturns.refusal(childSessionKey(root, "a"), "t")).toBeNull();
+    expect(subturns.refusal(childSessionKey(childSessionKey(root, "a"), "b"), "t")).toMatch(/nest at most 2 deep/);
+  });
+
+  it("task size and emptiness", () => {
+    const { subturns } = setup();
+    expect(subturns.refusal("agent:main:http:s", "  ")).toBe("the task is empty");
+    expect(subturns.refusal("agent:main:http:s", "x".repeat(64 * 1024 + 1))).toMatch(/longer than 65536 bytes/);
+  });
+
+  it("max_concurrent per parent: a new child waits for a slot, at most concurrency_timeout_ms", async () => {
+    const { subturns } = setup({ max_concurrent: 2, concurrency_timeout_ms: 30 });
+    const signal = new AbortController().signal;
+    const a = await subturns.slot("p", signal);
+    const b = await subturns.slot("p", signal);
+    expect(a && b).toBeTruthy();
+    expect(await subturns.slot("p", signal)).toBeNull();
+    expect(await subturns.slot("other-parent", signal)).not.toBeNull();
+    const waiting = subturns.slot("p", signal);
+    a!();
+    const c = await waiting;
+    expect(c).not.toBeNull();
+    b!();
+    c!();
+    expect((subturns as unknown as { slots: Map<string, unknown> }).slots.size).toBe(1);
+  });
+
+  it("waiting for a slot ends when the parent is aborted", async () => {
+    const { subturns } = setup({ max_concurrent: 1, concurrency_timeout_ms: 60_000 });
+    const taken = await subturns.slot("p", new AbortController().signal);
+    const parent = new AbortController();
+    const waiting = subturns.slot("p", parent.signal);
+    parent.abort(new AbortedError("gone"));
+    await expect(waiting).rejects.toThrow("gone");
+    taken!();
+    expect(await subturns.slot("p", new AbortController().signal)).not.toBeNull();
+  });
+
+  it("children hold their slot while running and give it back however they end", async () => {
+    const { subturns, behave, request } = setup({ max_concurrent: 1, concurrency_timeout_ms: 0 });
+    behave(async () => {
+      throw new Error("fail");
+    });
+    for (let i = 0; i < 3; i++) {
+      const release = await subturns.slot("agent:main:http:s", new AbortController().signal);
+      expect(release).not.toBeNull();
+      await subturns.start(request(), release!).done;
+    }
+  });
+});
+
+describe("stop switches", () => {
+  it("stop aborts every holder of the session's switch; later holders get a fresh one", () => {
+    const switches = new StopSwitches();
+    const a = switches.hold("s");
+    const b = switches.hold("s");
+    const other = switches.hold("t");
+    expect(switches.stop("s")).toBe(true);
+    expect(a.signal.aborted && b.signal.aborted).toBe(true);
+    expect(other.signal.aborted).toBe(false);
+    const fresh = switches.hold("s");
+    expect(fresh.signal.aborted).toBe(false);
+    a.release();
+    b.release();
+    fresh.release();
+    other.release();
+    expect(switches.size).toBe(0);
+    expect(switches.stop("s")).toBe(false);
+  });
+});

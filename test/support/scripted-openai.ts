@@ -1,0 +1,69 @@
+import type { RecordedRequest, Reply } from "./fake-openai.js";
+import { textCompletion, toolCallCompletion } from "./fake-openai.js";
+
+/**
+ * A fake OpenAI-compatible model driven by the conversation itself, so one
+ * server can play parents and children at once. The last user message is a
+ * script, one instruction a line (bracketed lines, such as the gateway's
+ * context line for a subagent, are skipped):
+ *
+ *   CALL <tool> <json>                 one tool call in its own round
+ *   CALL <tool> <json> && CALL ...     several calls in one round (run side by side)
+ *   SAY <text>                         the final answer (default: "done: " and the results)
+ *   SLOW <ms>                          the final answer comes after that long
+ *   FAIL <status>                      the final answer is this HTTP error instead
+ *
+ * Rounds are counted from the tool results after the last user message.
+ */
+
+interface Script {
+  rounds: { name: string; args: string }[][];
+  say?: string;
+  slowMs: number;
+  failStatus?: number;
+}
+
+function parse(text: string): Script {
+  const script: Script = { rounds: [], slowMs: 0 };
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "" || /^\[.*\]$/.test(line)) continue;
+    const [word, ...rest] = line.split(" ");
+    const arg = rest.join(" ");
+    if (word === "SAY") script.say = arg;
+    else if (word === "SLOW") script.slowMs = Number(arg);
+    else if (word === "FAIL") script.failStatus = Number(arg);
+    else if (word === "CALL") {
+      script.rounds.push(
+        line.split(" && ").map((part) => {
+          const m = /^CALL\s+(\S+)\s*(.*)$/.exec(part.trim());
+          if (!m) throw new Error(`bad CALL: ${part}`);
+          return { name: m[1]!, args: m[2] || "{}" };
+        }),
+      );
+    } else script.say = line;
+  }
+  return script;
+}
+
+type Message = { role: string; content: string | null };
+
+export function scriptedModel(request: RecordedRequest): Reply {
+  const messages = request.body.messages as Message[];
+  let lastUser = messages.length - 1;
+  while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--;
+  const script = parse(messages[lastUser]?.content ?? "");
+  const after = messages.slice(lastUser + 1);
+  const roundsDone = after.filter((m) => m.role === "assistant").length;
+  const results = after.filter((m) => m.role === "tool").map((m) => m.content ?? "");
+  if (roundsDone < script.rounds.length) {
+    return toolCallCompletion(script.rounds[roundsDone]!.map((c) => ({ name: c.name, args: c.args })));
+  }
+  const reply: Reply = script.failStatus
+    ? { status: script.failStatus, json: { error: { message: "scripted failure" } } }
+    : textCompletion(script.say ?? `done: ${results.join(" | ")}`);
+  return script.slowMs ? { ...reply, delayMs: script.slowMs } : reply;
+}
+
+/** A CALL line for a tool whose arguments are an object (JSON inside JSON made easy). */
+export const call = (tool: string, args: unknown) => `CALL ${tool} ${JSON.stringify(args)}`;
