@@ -1,12 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { bootstrap } from "../src/bootstrap.js";
-import { loadConfig } from "../src/config/load.js";
 import { silentLogger } from "../src/log.js";
-import { fmt, percentile, report } from "./support.js";
+import { benchProject, fmt, percentile, report } from "./support.js";
 
 /**
  * A parent fans out CHILDREN subagents in one model answer; each child's
@@ -59,17 +55,8 @@ async function fanOutModel() {
 }
 
 async function run(url: string, maxConcurrent: number) {
-  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-"));
-  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
-  writeFileSync(path.join(dir, "agents", "main", "AGENT.md"), "---\nname: Bench\n---\nYou fan out.");
-  writeFileSync(
-    path.join(dir, "picoclaw.config.json"),
-    JSON.stringify({
-      agents: { defaults: { model_name: "fake", subturn: { max_concurrent: maxConcurrent } } },
-      model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: url }],
-    }),
-  );
-  const { runtime } = bootstrap(loadConfig({ env: {}, cwd: dir }), { logger: silentLogger });
+  const project = benchProject(url, { subturn: { max_concurrent: maxConcurrent } }, "You fan out.");
+  const { runtime } = bootstrap(project.loaded, { logger: silentLogger });
   let running = 0;
   let peak = 0;
   let slowest = 0;
@@ -93,7 +80,7 @@ async function run(url: string, maxConcurrent: number) {
     }
   } finally {
     await runtime.close(0);
-    rmSync(dir, { recursive: true, force: true });
+    project.remove();
   }
   return { ratio: percentile(ratios, 50), wall: percentile(walls, 50), peak };
 }

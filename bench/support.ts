@@ -1,5 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { type LoadedConfig, loadConfig } from "../src/config/load.js";
 
 /** Small helpers shared by the benchmarks: timing, percentiles, an instant fake model. */
 
@@ -79,4 +83,22 @@ export async function instantModel(tool: string, args: unknown, delayMs = 0): Pr
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A throw-away project (one agent `main`, the model `fake` at `url`) loaded
+ * as the gateway would load it; `remove` deletes it.
+ */
+export function benchProject(url: string, defaults: Record<string, unknown> = {}, prompt = "You are a benchmark."): { loaded: LoadedConfig; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-"));
+  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
+  writeFileSync(path.join(dir, "agents", "main", "AGENT.md"), `---\nname: Bench\n---\n${prompt}`);
+  writeFileSync(
+    path.join(dir, "picoclaw.config.json"),
+    JSON.stringify({
+      agents: { defaults: { model_name: "fake", ...defaults } },
+      model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: url }],
+    }),
+  );
+  return { loaded: loadConfig({ env: {}, cwd: dir }), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -1,13 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { z } from "zod";
 import { bootstrap } from "../src/bootstrap.js";
-import { loadConfig } from "../src/config/load.js";
 import { startGateway } from "../src/gateway/server.js";
 import { silentLogger } from "../src/log.js";
 import { defineTool, toolResult } from "../src/tools/tool.js";
-import { fmt, instantModel, percentile, report, timed } from "./support.js";
+import { benchProject, fmt, instantModel, percentile, report, timed } from "./support.js";
 
 /**
  * A tool-calling turn through the real HTTP gateway (HTTP in → runtime →
@@ -29,18 +25,8 @@ const noteTool = defineTool({
 
 export async function benchTurn(): Promise<Record<string, number>> {
   const model = await instantModel("note", { text: "bench" });
-  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-"));
-  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
-  writeFileSync(path.join(dir, "agents", "main", "AGENT.md"), "---\nname: Bench\n---\nYou are a benchmark.");
-  writeFileSync(
-    path.join(dir, "picoclaw.config.json"),
-    JSON.stringify({
-      agents: { defaults: { model_name: "fake" } },
-      model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    }),
-  );
-  const loaded = loadConfig({ env: {}, cwd: dir });
-  const { runtime } = bootstrap(loaded, { logger: silentLogger, tools: [noteTool] });
+  const project = benchProject(model.url);
+  const { runtime } = bootstrap(project.loaded, { logger: silentLogger, tools: [noteTool] });
   const gateway = await startGateway({ runtime, host: "127.0.0.1", port: 0, token: "" });
 
   const rawPair = async () => {
@@ -99,7 +85,7 @@ export async function benchTurn(): Promise<Record<string, number>> {
   } finally {
     await gateway.close();
     await model.close();
-    rmSync(dir, { recursive: true, force: true });
+    project.remove();
   }
 }
 
