@@ -41,6 +41,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     agents: catalog.agents,
     models: new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
     tools: opts.tools ?? [],
+    toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
   });
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()] };

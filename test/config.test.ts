@@ -224,9 +224,16 @@ describe("environment overrides", () => {
     ]);
   });
 
-  it("warns about a tool variable that names no tool", () => {
-    const loaded = load({}, { PICOCLAW_TOOLS_NOPE_ENABLED: "true" });
-    expect(loaded.warnings).toEqual(['PICOCLAW_TOOLS_NOPE_ENABLED: there is no tool named "nope"; ignored']);
+  it("keeps switches of tools that are not built in for when tools are known", () => {
+    const loaded = load({}, { PICOCLAW_TOOLS_NOPE_ENABLED: "true", PICOCLAW_TOOLS_MCP_FS_READ_ENABLED: "0" });
+    expect(loaded.toolSwitches).toEqual([
+      { variable: "PICOCLAW_TOOLS_MCP_FS_READ_ENABLED", tool: "mcp_fs_read", enabled: false },
+      { variable: "PICOCLAW_TOOLS_NOPE_ENABLED", tool: "nope", enabled: true },
+    ]);
+    expect(problemsOf(() => load({}, { PICOCLAW_TOOLS_NOPE_ENABLED: "maybe" }))).toEqual([
+      'PICOCLAW_TOOLS_NOPE_ENABLED: expected true, false, 1 or 0, got "maybe"',
+    ]);
+    expect(problemsOf(() => load({}, { PICOCLAW_TOOLS_MCP_ENABLED: "true" }))).toEqual(["PICOCLAW_TOOLS_MCP_ENABLED: tools.mcp is not a tool"]);
   });
 
   it("does not touch the caller's env object", () => {

@@ -17,7 +17,7 @@ function context(signal = new AbortController().signal) {
 const call = (name: string, args: string, id = "c1") => ({ id, type: "function" as const, function: { name, arguments: args } });
 
 describe("tool set", () => {
-  const set = new ToolSet([whisperTool, echoTool, boomTool, waitTool], () => 1000);
+  const set = new ToolSet([whisperTool, echoTool, boomTool, waitTool], { now: () => 1000 });
 
   it("shows the model its tools sorted by name, with JSON Schema from zod", () => {
     expect(set.specs().map((s) => s.name)).toEqual(["boom", "echo", "wait", "whisper"]);

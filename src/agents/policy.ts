@@ -1,12 +1,24 @@
-import type { ToolsConfig } from "../config/schema.js";
-import { type AnyTool, type ToolRegistry, ToolSet } from "../tools/registry.js";
+import type { ToolSwitch } from "../config/env.js";
+import { TOOLS_RESERVED, type ToolsConfig } from "../config/schema.js";
+import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS, type ToolRegistry, ToolSet, type ToolStates } from "../tools/registry.js";
 import type { AgentDefinition } from "./agent.js";
+
+export interface ToolPolicyOptions {
+  now?: () => number;
+  /** Where tools keep per-session state (`ctx.state`). */
+  state?: ToolStates;
+  /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in; they win over the file. */
+  switches?: readonly ToolSwitch[];
+}
+
+type Section = { enabled?: boolean; timeout_ms?: number };
 
 /**
  * The one effective-tool policy: a tool is effective for an agent when the
  * config enables it (tools.<name>.enabled, else the tool's own default) AND
  * the agent's AGENT.md allowlist names it (no allowlist: every enabled tool).
  * What the model is shown and what may run both come from `toolSet`.
+ * `PICOCLAW_TOOLS_<NAME>_ENABLED` wins over the file for every tool.
  */
 export class ToolPolicy {
   private readonly sets = new Map<string, ToolSet>();
@@ -14,12 +26,30 @@ export class ToolPolicy {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly tools: ToolsConfig,
-    private readonly now: () => number = Date.now,
+    private readonly opts: ToolPolicyOptions = {},
   ) {}
 
+  private section(name: string): Section | undefined {
+    return (this.tools as unknown as Record<string, Section | undefined>)[name];
+  }
+
+  private switchFor(tool: AnyTool): ToolSwitch | undefined {
+    const lower = tool.name.toLowerCase();
+    return this.opts.switches?.find((s) => s.tool === lower);
+  }
+
   isEnabled(tool: AnyTool): boolean {
-    const section = (this.tools as Record<string, { enabled?: boolean } | undefined>)[tool.name];
-    return section?.enabled ?? tool.enabledByDefault ?? false;
+    return this.switchFor(tool)?.enabled ?? this.section(tool.name)?.enabled ?? tool.enabledByDefault ?? false;
+  }
+
+  /** The time limit of one call in ms (0: none): tools.<name>.timeout_ms, else the tool's own, else 60 s. */
+  timeoutMs(tool: AnyTool): number {
+    return this.section(tool.name)?.timeout_ms ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  }
+
+  /** Forgets the tool sets made so far (after tools were added to the registry). */
+  refresh(): void {
+    this.sets.clear();
   }
 
   effectiveTools(agent: Pick<AgentDefinition, "tools">): AnyTool[] {
@@ -34,8 +64,29 @@ export class ToolPolicy {
 
   toolSet(agent: AgentDefinition): ToolSet {
     let set = this.sets.get(agent.id);
-    if (!set) this.sets.set(agent.id, (set = new ToolSet(this.effectiveTools(agent), this.now)));
+    if (!set) {
+      set = new ToolSet(this.effectiveTools(agent), {
+        ...(this.opts.now ? { now: this.opts.now } : {}),
+        ...(this.opts.state ? { state: this.opts.state } : {}),
+        timeoutMs: (tool) => this.timeoutMs(tool),
+      });
+      this.sets.set(agent.id, set);
+    }
     return set;
+  }
+
+  /** Warnings for tool sections and tool variables that name no tool the gateway has. */
+  configWarnings(): string[] {
+    const warnings: string[] = [];
+    for (const name of Object.keys(this.tools)) {
+      if ((TOOLS_RESERVED as readonly string[]).includes(name) || this.registry.get(name)) continue;
+      warnings.push(`tools.${name}: there is no tool named "${name}"; this section does nothing`);
+    }
+    const lower = new Set(this.registry.names().map((n) => n.toLowerCase()));
+    for (const s of this.opts.switches ?? []) {
+      if (!lower.has(s.tool)) warnings.push(`${s.variable}: there is no tool named "${s.tool}"; ignored`);
+    }
+    return warnings;
   }
 
   /** A warning for each allowlisted name that is not a known tool (not an error: CONTRACT §3). */

@@ -1,5 +1,5 @@
 import { formatPath } from "../validation.js";
-import { CONFIGURED_TOOL_NAMES } from "./schema.js";
+import { BUILTIN_TOOL_NAMES, TOOLS_RESERVED } from "./schema.js";
 
 /**
  * The environment overrides of CONTRACT §2, applied to the raw config after
@@ -53,30 +53,46 @@ export function toolEnabledVariable(tool: string): string {
   return `PICOCLAW_TOOLS_${tool.toUpperCase()}_ENABLED`;
 }
 
+/** `PICOCLAW_TOOLS_<NAME>_ENABLED` for a tool that is not built in: applied once plugins and MCP tools are known. */
+export interface ToolSwitch {
+  variable: string;
+  /** The tool name as the variable spells it, lowercased (match case-insensitively). */
+  tool: string;
+  enabled: boolean;
+}
+
 export interface OverrideOutcome {
   problems: string[];
   warnings: string[];
   /** JSON path (as formatted) → the variable that set it, for error messages. */
   setBy: Map<string, string>;
+  /** Switches for tools that are not built in. */
+  toolSwitches: ToolSwitch[];
 }
 
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
 export function applyEnvOverrides(
   raw: Record<string, unknown>,
   env: Readonly<Record<string, string | undefined>>,
-  toolNames: readonly string[] = CONFIGURED_TOOL_NAMES,
+  builtinTools: readonly string[] = BUILTIN_TOOL_NAMES,
 ): OverrideOutcome {
-  const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map() };
+  const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [] };
   const overrides = [...FIXED];
   for (const variable of Object.keys(env).sort()) {
     const match = TOOL_ENABLED.exec(variable);
     if (!match) continue;
     const tool = match[1]!.toLowerCase();
-    if (!toolNames.includes(tool)) {
-      outcome.warnings.push(`${variable}: there is no tool named "${tool}"; ignored`);
+    if ((TOOLS_RESERVED as readonly string[]).includes(tool)) {
+      outcome.problems.push(`${variable}: tools.${tool} is not a tool`);
       continue;
     }
-    overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
+    if (builtinTools.includes(tool)) {
+      overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
+      continue;
+    }
+    const parsed = parseBoolean(env[variable]!);
+    if ("problem" in parsed) outcome.problems.push(`${variable}: ${parsed.problem}`);
+    else outcome.toolSwitches.push({ variable, tool, enabled: parsed.value as boolean });
   }
   for (const { variable, path, parse } of overrides) {
     const rawValue = env[variable];

@@ -3,7 +3,7 @@ import path from "node:path";
 import dotenv from "dotenv";
 import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
-import { applyEnvOverrides } from "./env.js";
+import { type ToolSwitch, applyEnvOverrides } from "./env.js";
 import { type Config, type ModelEntry, configSchema } from "./schema.js";
 import { type MissingVariable, substituteVariables } from "./substitute.js";
 
@@ -33,6 +33,8 @@ export interface LoadedConfig {
   env: Env;
   warnings: string[];
   unresolved: UnresolvedVariables;
+  /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in (applied when tools are known). */
+  toolSwitches: ToolSwitch[];
 }
 
 export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
@@ -110,6 +112,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     env,
     warnings: overrides.warnings,
     unresolved,
+    toolSwitches: overrides.toolSwitches,
   };
 }
 

@@ -61,9 +61,54 @@ export const modelEntrySchema = z.strictObject({
 const toolGate = (enabled: boolean) =>
   z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});
 
-/** Tools the gateway ships. Their config sections are known here. */
+/** The section of a tool the gateway does not ship (a plugin's, an MCP server's): `tools.<name>`. */
+export const pluginToolSchema = z.strictObject({
+  enabled: z.boolean().optional().describe("Off with false; a listed plugin's tools are on unless they say otherwise."),
+  timeout_ms: int(1, 86_400_000).optional().describe("Time limit of one call in ms (default 60000)."),
+});
+
+export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** An MCP server: a command to start (stdio) or a URL to reach (streamable HTTP). */
+export const mcpServerSchema = z
+  .strictObject({
+    command: z.string().min(1).optional().describe("Program that speaks MCP on stdio."),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional().describe("Extra environment for the command."),
+    cwd: z.string().optional().describe("Working directory of the command, relative to the config file."),
+    url: z.url().optional().describe("An MCP server over streamable HTTP."),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeout_ms: int(1, 86_400_000).optional().describe("Time limit of one call of its tools in ms (default 60000)."),
+  })
+  .superRefine((server, ctx) => {
+    if ((server.command === undefined) === (server.url === undefined)) {
+      ctx.addIssue({ code: "custom", message: 'give exactly one of "command" (stdio) or "url" (HTTP)' });
+    }
+    if (server.url !== undefined && (server.args || server.env || server.cwd)) {
+      ctx.addIssue({ code: "custom", message: '"args", "env" and "cwd" go with "command", not "url"' });
+    }
+    if (server.command !== undefined && server.headers) {
+      ctx.addIssue({ code: "custom", message: '"headers" go with "url", not "command"' });
+    }
+  });
+
+/** Keys of `tools` that are not tool sections. */
+export const TOOLS_RESERVED = ["plugins", "mcp"] as const;
+
+/** Tools the gateway ships have their sections here; any other `tools.<name>` is a plugin's or an MCP tool's. */
 export const toolsSchema = z
   .strictObject({
+    plugins: z
+      .array(z.string().min(1))
+      .default([])
+      .describe("Tool modules to load: paths (relative to the config file) or package names."),
+    mcp: z
+      .strictObject({
+        servers: z
+          .record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema)
+          .default({}),
+      })
+      .prefault({}),
     todo: z
       .strictObject({
         enabled: z.boolean().default(false),
@@ -80,6 +125,7 @@ export const toolsSchema = z
     spawn: toolGate(true),
     delegate: toolGate(true),
   })
+  .catchall(pluginToolSchema)
   .prefault({});
 
 export const DEFAULT_MODEL_LIST = [{ model_name: "local", provider: "builtin", model: "scripted" }] as const;
@@ -136,5 +182,9 @@ export type ModelEntry = z.output<typeof modelEntrySchema>;
 export type ProviderKind = (typeof PROVIDERS)[number];
 export type ToolsConfig = Config["tools"];
 
-/** Names of the tools that have a config section (and so an env override). */
-export const CONFIGURED_TOOL_NAMES = Object.keys(toolsSchema.unwrap().shape).sort();
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+
+/** Names of the shipped tools (their config sections are known). */
+export const BUILTIN_TOOL_NAMES = Object.keys(toolsSchema.unwrap().shape)
+  .filter((name) => !(TOOLS_RESERVED as readonly string[]).includes(name))
+  .sort();

@@ -6,7 +6,8 @@ import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
-import { type AnyTool, ToolRegistry } from "../tools/registry.js";
+import type { ToolSwitch } from "../config/env.js";
+import { type AnyTool, ToolRegistry, ToolStates } from "../tools/registry.js";
 import { createSubagentTools } from "../tools/subagent/tools.js";
 import { type TodoPlanStore, createTodoStore, createTodoTool } from "../tools/todo/tool.js";
 import { type Command, CommandRegistry, clearCommand, helpCommand, stopCommand, subagentsCommand } from "./commands.js";
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   /** Tools besides the built-in ones (plugins, tests). */
   tools?: Iterable<AnyTool>;
   history?: HistoryStore;
+  /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
+  toolSwitches?: readonly ToolSwitch[];
   clock?: Clock;
   ids?: () => string;
   logger?: Logger;
@@ -85,6 +88,8 @@ export class Runtime {
   /** What reaches users outside a request: background deliveries and subagent notices. */
   readonly outbox: Outbox;
   readonly subturns: Subturns;
+  /** Per-session state of plugin tools (`ctx.state`). */
+  readonly toolStates: ToolStates;
 
   private readonly models: ModelSource;
   private readonly locks = new KeyedLocks();
@@ -125,7 +130,13 @@ export class Runtime {
       track: (work) => this.track(work),
     });
     this.tools = new ToolRegistry([createTodoTool(this.todos), ...subagentTools, ...(opts.tools ?? [])]);
-    this.policy = new ToolPolicy(this.tools, this.config.tools, () => this.clock.now());
+    this.toolStates = new ToolStates();
+    this.lifecycle.register(this.toolStates);
+    this.policy = new ToolPolicy(this.tools, this.config.tools, {
+      now: () => this.clock.now(),
+      state: this.toolStates,
+      switches: opts.toolSwitches ?? [],
+    });
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(subagentsCommand((sessionKey) => this.subturns.below(sessionKey), () => this.clock.now()));
@@ -138,7 +149,7 @@ export class Runtime {
 
   /** Warnings worth printing at start-up: allowlists naming unknown tools, agents on unknown models. */
   startupWarnings(): string[] {
-    const warnings = this.policy.allowlistWarnings(this.agents.values());
+    const warnings = [...this.policy.configWarnings(), ...this.policy.allowlistWarnings(this.agents.values())];
     const models = new Set(this.config.model_list.map((m) => m.model_name));
     for (const agent of this.agents.values()) {
       if (agent.model !== undefined && !models.has(agent.model)) {

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { describeIssues } from "../validation.js";
-import { TOOL_NAME, type Tool, type ToolContext, type ToolResult, toolResult } from "./tool.js";
+import { SessionState } from "../runtime/session-state.js";
+import { TOOL_NAME, type Tool, type ToolContext, type ToolResult, type ToolState, toolResult } from "./tool.js";
 
 // biome-ignore lint: a registry holds tools of every argument type
 export type AnyTool = Tool<any>;
@@ -38,6 +39,7 @@ const schemaCache = new WeakMap<AnyTool, Record<string, unknown>>();
 
 /** The JSON Schema the model is shown for a tool's arguments (from its zod schema). */
 export function parametersSchema(tool: AnyTool): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
   let schema = schemaCache.get(tool);
   if (!schema) {
     const { $schema: _ignored, ...rest } = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -47,18 +49,60 @@ export function parametersSchema(tool: AnyTool): Record<string, unknown> {
   return schema;
 }
 
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+/** What a tool set needs from its runtime. */
+export interface ToolSetOptions {
+  now?: () => number;
+  /** The time limit of one call of `tool` in ms (0: none). */
+  timeoutMs?: (tool: AnyTool) => number;
+  /** Where `ctx.state` keeps each tool's per-session state. */
+  state?: ToolStates;
+}
+
+/**
+ * Per-session state of every tool: one value per (agent, session, tool).
+ * Register it with the runtime's session lifecycle and `/clear` and the end
+ * of a sub-turn drop it.
+ */
+export class ToolStates extends SessionState<Map<string, unknown>> {
+  view(tool: string, agentId: string, sessionKey: string): ToolState {
+    return {
+      get: () => this.get(agentId, sessionKey)?.get(tool),
+      set: (value) => {
+        let values = this.get(agentId, sessionKey);
+        if (!values) this.set(agentId, sessionKey, (values = new Map()));
+        values.set(tool, value);
+      },
+      delete: () => {
+        const values = this.get(agentId, sessionKey);
+        if (values?.delete(tool) && values.size === 0) this.delete(agentId, sessionKey);
+      },
+    };
+  }
+}
+
+class ToolTimeout extends Error {}
+
 /**
  * The tools one agent may use: the same set decides what the model is shown
  * (`specs`) and what may run (`execute`), so the two can never disagree.
- * Every failure becomes an error result the model can read; only an abort
- * of the turn escapes as an exception.
+ * Every failure becomes an error result the model can read (a tool that
+ * throws, or runs past its time limit); only an abort of the turn escapes
+ * as an exception.
  */
 export class ToolSet {
   private readonly byName: ReadonlyMap<string, AnyTool>;
   private specCache: ToolSpec[] | undefined;
+  private readonly now: () => number;
+  private readonly timeoutMs: (tool: AnyTool) => number;
+  private readonly state: ToolStates | undefined;
 
-  constructor(tools: readonly AnyTool[], private readonly now: () => number = Date.now) {
+  constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
+    this.now = opts.now ?? Date.now;
+    this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
+    this.state = opts.state;
   }
 
   names(): string[] {
@@ -124,8 +168,28 @@ export class ToolSet {
       }
       args = parsed.data;
     }
-    const result = await tool.execute(args, ctx);
-    return normaliseResult(tool.name, result);
+    const limit = this.timeoutMs(tool);
+    const own = { ...ctx, ...(this.state ? { state: this.state.view(tool.name, ctx.agentId, ctx.sessionKey) } : {}) };
+    if (!limit) return normaliseResult(tool.name, await tool.execute(args, own));
+
+    // Past its limit a call is abandoned: its signal aborts, and whatever it does later is ignored.
+    const stop = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<ToolResult>((resolve) => {
+      timer = setTimeout(() => {
+        stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
+        resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (tools.${tool.name}.timeout_ms); try again or do without it`));
+      }, limit);
+    });
+    try {
+      const running = Promise.resolve(tool.execute(args, { ...own, signal: AbortSignal.any([ctx.signal, stop.signal]) }));
+      return normaliseResult(tool.name, await Promise.race([running, timedOut]));
+    } catch (error) {
+      if (stop.signal.aborted && !ctx.signal.aborted) return timedOut;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

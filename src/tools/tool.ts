@@ -11,6 +11,18 @@ export interface ToolContext {
   readonly sessionKey: string;
   readonly signal: AbortSignal;
   readonly events: EventBus;
+  /**
+   * This tool's state for this agent and session: kept across turns,
+   * dropped by `/clear` and when a sub-turn ends (absent outside a runtime).
+   */
+  readonly state?: ToolState;
+}
+
+/** A tool's per-session state (one value per tool, agent and session). */
+export interface ToolState<T = unknown> {
+  get(): T | undefined;
+  set(value: T): void;
+  delete(): void;
 }
 
 /**
@@ -39,6 +51,17 @@ export interface Tool<Args = unknown> {
   readonly validatesOwnArguments?: boolean;
   /** Whether the tool is on when the config says nothing about it. */
   readonly enabledByDefault?: boolean;
+  /**
+   * The JSON Schema the model is shown, when it does not come from zod (an
+   * MCP server's tool). `parameters` then only checks the arguments.
+   */
+  readonly jsonSchema?: Record<string, unknown>;
+  /**
+   * How long one call may run before it is abandoned with an error result,
+   * unless `tools.<name>.timeout_ms` says otherwise; 0 for no limit (tools
+   * with limits of their own, such as subagents). Default 60 s.
+   */
+  readonly timeoutMs?: number;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult> | ToolResult;
 }
 
@@ -51,6 +74,8 @@ export function defineTool<S extends z.ZodType>(tool: {
   parameters: S;
   validatesOwnArguments?: boolean;
   enabledByDefault?: boolean;
+  jsonSchema?: Record<string, unknown>;
+  timeoutMs?: number;
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult> | ToolResult;
 }): Tool<z.output<S>> {
   if (!TOOL_NAME.test(tool.name)) throw new TypeError(`tool name "${tool.name}" must match ${TOOL_NAME}`);

@@ -67,6 +67,7 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       "Hand a self-contained task to a subagent: a fresh copy of you with an empty conversation and its own plan. It runs now; you get its final answer back (the user does not see it unless you pass it on). Put everything it needs into the task. Use it for side work that would clutter this conversation, or run several in one step for independent tasks.",
     parameters: z.strictObject({ task, label }),
     enabledByDefault: true,
+    timeoutMs: 0, // children have their own limit (agents.defaults.subturn.timeout_ms)
     execute: (args, ctx) => runNow(host, ctx, host.agents.get(ctx.agentId)!, args.task, args.label ?? "subagent"),
   });
 
@@ -76,6 +77,7 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       "Hand a task to another agent (its own instructions, model and tools) and wait for its answer. Only agents your AGENT.md allow_agents lists may be used. The other agent does not see this conversation: put everything it needs into the task.",
     parameters: z.strictObject({ agent_id: agentId, task, label }),
     enabledByDefault: true,
+    timeoutMs: 0, // children have their own limit (agents.defaults.subturn.timeout_ms)
     execute: (args, ctx) => {
       const target = targetAgent(host, host.agents.get(ctx.agentId)!, args.agent_id);
       if (typeof target === "string") return toolResult.error(target);
@@ -89,6 +91,7 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       "Start a subagent in the background and carry on at once. When it finishes, its result arrives in this conversation as a system note, and you then answer the user. Optionally run it as another agent (agent_id; only agents your AGENT.md allow_agents lists). Put everything it needs into the task.",
     parameters: z.strictObject({ task, label, agent_id: agentId.optional() }),
     enabledByDefault: true,
+    timeoutMs: 0, // children have their own limit (agents.defaults.subturn.timeout_ms)
     execute: async (args, ctx) => {
       const caller = host.agents.get(ctx.agentId)!;
       const target = targetAgent(host, caller, args.agent_id);
