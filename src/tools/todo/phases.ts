@@ -63,9 +63,16 @@ export interface PlanDetails {
   completedTasks: CompletedTask[];
 }
 
-export type PhaseOpResult =
-  | { ok: true; plan: PhasePlan; changed: boolean; text: string; details: PlanDetails }
-  | { ok: false; errors: string[] };
+/** `changed` is false only for `view`, which must not be written back. */
+export interface PhaseOpSuccess {
+  ok: true;
+  plan: PhasePlan;
+  changed: boolean;
+  text: string;
+  details: PlanDetails;
+}
+
+export type PhaseOpResult = PhaseOpSuccess | { ok: false; errors: string[] };
 
 export const DEFAULT_PHASE = "Tasks";
 export const MAX_TASKS = MAX_TODOS;
