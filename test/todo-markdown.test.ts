@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list-markdown.js";
+import { listAsPhases, parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list-markdown.js";
 import { parsePhasesMarkdown, renderPhasesMarkdown } from "../src/tools/todo/markdown.js";
 import type { PhasePlan, TaskStatus } from "../src/tools/todo/phases.js";
 import type { TodoItem } from "../src/tools/todo/validate.js";
@@ -247,5 +247,19 @@ describe("list markdown: errors name the line", () => {
   it("more than 100 todos", () => {
     const text = Array.from({ length: 101 }, (_, i) => `- [ ] t${i}`).join("\n");
     expect(parseListMarkdown(text).errors).toEqual(["Line 101: more than 100 todos"]);
+  });
+});
+
+describe("list as phases", () => {
+  it("is one phase Todos with canceled shown as abandoned, or [] when empty", () => {
+    expect(listAsPhases([])).toEqual([]);
+    expect(listAsPhases([item("1", "a", "completed", "high"), item("2", "b", "canceled"), item("3", "c", "in_progress")])).toEqual([
+      { name: "Todos", tasks: [task("a", "completed"), task("b", "abandoned"), task("c", "in_progress")] },
+    ]);
+  });
+
+  it("renders as phases Markdown like the list renders without its data comments", () => {
+    const items = [item("1", "a", "completed"), item("2", "b")];
+    expect(renderPhasesMarkdown(listAsPhases(items))).toBe(renderListMarkdown(items).replace(/ <!--.*-->/g, ""));
   });
 });

@@ -89,13 +89,14 @@ describe("phases: init", () => {
   });
 
   it("every problem is reported at once", () => {
-    const list = [{ phase: "A", items: ["x", ""] }, { phase: "A", items: [] }, { items: ["x"] }];
+    const list = [{ phase: "A", items: ["x", ""] }, { phase: "A", items: [] }, { items: ["x"] }, { phase: " " }];
     expect(errors([], { op: "init", list })).toEqual([
       "Missing task content",
       'Duplicate phase "A" in init list',
       'Missing items for phase "A" in init list',
       "Missing phase name in init list",
       'Duplicate task "x" in init list',
+      "Missing items in init list",
     ]);
   });
 

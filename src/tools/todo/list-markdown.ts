@@ -25,7 +25,7 @@
  * duplicate ids, bad data and the tool's limits give `Line N: ...` errors.
  */
 import { classifyLine, splitLines } from "./markdown.js";
-import { STATUS_MARKERS, type TaskStatus, cleanText } from "./phases.js";
+import { type PhasePlan, STATUS_MARKERS, type TaskStatus, cleanText } from "./phases.js";
 import {
   MAX_CONTENT_BYTES,
   MAX_ID_BYTES,
@@ -47,6 +47,13 @@ const TO_MARKER: Readonly<Record<TodoStatus, string>> = {
   completed: STATUS_MARKERS.completed,
   canceled: STATUS_MARKERS.abandoned,
 };
+/** A list-style plan seen as phases (for `plan.updated` and UIs): one phase `Todos`, canceled as abandoned; `[]` when empty. */
+export function listAsPhases(items: readonly Readonly<TodoItem>[]): PhasePlan {
+  if (items.length === 0) return [];
+  const status = (s: TodoStatus): TaskStatus => (s === "canceled" ? "abandoned" : s);
+  return [{ name: "Todos", tasks: items.map((item) => ({ content: item.content, status: status(item.status) })) }];
+}
+
 const DATA_KEYS = new Set(["id", "priority", "content"]);
 const BLANK = /^\p{White_Space}*$/u;
 

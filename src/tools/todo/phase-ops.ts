@@ -139,7 +139,7 @@ function init(input: PhaseOpInput): Change {
     else if (names.has(phase.name)) errors.add(`Duplicate phase "${phase.name}" in init list`);
     const name = "name" in phase ? phase.name : "";
     names.add(name);
-    if (!entry.items?.length) errors.add(`Missing items for phase "${name}" in init list`);
+    if (!entry.items?.length) errors.add(name ? `Missing items for phase "${name}" in init list` : "Missing items in init list");
     const batch = checkNewTasks(entry.items ?? [], contents, (c) => `Duplicate task "${c}" in init list`);
     for (const error of batch.errors) errors.add(error);
     for (const content of batch.contents) contents.add(content);
