@@ -3,6 +3,7 @@
  * features (plan release, streaming, logs) listen. A listener that throws is
  * reported to `onListenerError` and never breaks the turn that emitted.
  */
+import type { CompletedTask, PhasePlan } from "../tools/todo/phases.js";
 
 interface Scope {
   agentId: string;
@@ -39,6 +40,8 @@ export interface RuntimeEvents {
   };
   /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
+  /** A todo plan changed: the plan as phases (a list-style plan as one phase) and the tasks completed by this change. */
+  "plan.updated": Scope & { style: "phases" | "list"; phases: PhasePlan; completedTasks: readonly CompletedTask[] };
 }
 
 export type EventName = keyof RuntimeEvents;

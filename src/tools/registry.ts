@@ -204,5 +204,6 @@ function normaliseResult(name: string, result: unknown): ToolResult {
     ...(typeof r.forUser === "string" ? { forUser: r.forUser } : {}),
     silent: r.silent === true,
     isError: r.isError === true,
+    ...(r.details !== undefined ? { details: r.details } : {}),
   };
 }

@@ -34,6 +34,8 @@ export interface ToolResult {
   forUser?: string;
   silent: boolean;
   isError: boolean;
+  /** Structured data for UIs and listeners (never sent to the model). */
+  details?: unknown;
 }
 
 export interface Tool<Args = unknown> {
