@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { EventBus } from "../src/runtime/events.js";
-import { createTodoStore, createTodoTool } from "../src/tools/todo/tool.js";
+import { createPlanStore, listView } from "../src/tools/todo/plans.js";
+import { createTodoTool } from "../src/tools/todo/tool.js";
 import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/tools/todo/validate.js";
 import { fmt, report } from "./support.js";
 
@@ -44,7 +45,7 @@ export async function benchTodo(): Promise<Record<string, number>> {
   const events = new EventBus();
   const signal = new AbortController().signal;
 
-  const store = createTodoStore(SESSIONS);
+  const store = listView(createPlanStore(SESSIONS));
   const tool = createTodoTool(store);
   const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, events })).forLLM;
 

@@ -78,7 +78,7 @@ describe("picoclaw config check", () => {
     expect(shown.gateway.token).toBe("********");
     expect(shown.model_list[1].api_key).toBe("********");
     expect(shown.model_list[1].custom_headers).toEqual({ "X-Api-Key": "********", "X-Title": "demo" });
-    expect(shown.tools.todo).toEqual({ enabled: false, max_plans: 256 });
+    expect(shown.tools.todo).toEqual({ enabled: false, max_plans: 256, style: "list" });
     expect(stdout).not.toContain("sk-live");
     expect(stdout).not.toContain("gateway-secret");
   });

@@ -1,11 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { EventBus } from "../src/runtime/events.js";
-import { TODO_DESCRIPTION, createTodoStore, createTodoTool, readTodos } from "../src/tools/todo/tool.js";
+import { createPlanStore, listView } from "../src/tools/todo/plans.js";
+import { TODO_DESCRIPTION, createTodoTool, readTodos } from "../src/tools/todo/tool.js";
 import { type TodoItem, utf8Length } from "../src/tools/todo/validate.js";
 import type { ToolResult } from "../src/tools/tool.js";
 
 function setup(maxPlans = 256) {
-  const store = createTodoStore(maxPlans);
+  const shared = createPlanStore(maxPlans);
+  const view = listView(shared);
+  // The list view of the production store, plus what the tests look at on the shared store.
+  const store = {
+    read: view.read,
+    write: view.write,
+    clearSession: (key: string) => shared.clearSession(key),
+    get size() {
+      return shared.size;
+    },
+  };
   const tool = createTodoTool(store);
   const events = new EventBus();
   const run = (args: unknown, agentId = "main", sessionKey = "agent:main:http:s"): Promise<ToolResult> =>

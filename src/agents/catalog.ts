@@ -61,6 +61,7 @@ export function readAgent(id: string, file: string, text: string): { agent: Agen
       model: fm?.model,
       tools: fm === null ? [] : (fm.tools ?? null),
       allowAgents: fm?.allow_agents ?? [],
+      ...(fm?.todo_style ? { todoStyle: fm.todo_style } : {}),
       prompt: parsed.body,
       file,
     },

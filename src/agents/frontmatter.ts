@@ -17,6 +17,7 @@ export const frontmatterSchema = z.looseObject({
     .nullable()
     .optional()
     .transform((v) => (v === null ? [] : v)),
+  todo_style: z.enum(["list", "phases"]).optional(),
   allow_agents: z
     .array(z.string().min(1))
     .nullable()

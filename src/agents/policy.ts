@@ -9,6 +9,8 @@ export interface ToolPolicyOptions {
   state?: ToolStates;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in; they win over the file. */
   switches?: readonly ToolSwitch[];
+  /** The form of a tool an agent gets (the todo tool's style); the tool itself by default. */
+  variant?: (tool: AnyTool, agent: AgentDefinition) => AnyTool;
 }
 
 type Section = { enabled?: boolean; timeout_ms?: number };
@@ -52,13 +54,17 @@ export class ToolPolicy {
     this.sets.clear();
   }
 
-  effectiveTools(agent: Pick<AgentDefinition, "tools">): AnyTool[] {
+  effectiveTools(agent: AgentDefinition): AnyTool[] {
     const allow = agent.tools === null ? null : new Set(agent.tools);
-    return this.registry.all().filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)));
+    const variant = this.opts.variant ?? ((tool) => tool);
+    return this.registry
+      .all()
+      .filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)))
+      .map((tool) => variant(tool, agent));
   }
 
   /** Names, sorted. */
-  effectiveToolNames(agent: Pick<AgentDefinition, "tools">): string[] {
+  effectiveToolNames(agent: AgentDefinition): string[] {
     return this.effectiveTools(agent).map((t) => t.name);
   }
 

@@ -113,6 +113,10 @@ export const toolsSchema = z
       .strictObject({
         enabled: z.boolean().default(false),
         max_plans: int(1, 1_000_000).default(256).describe("Non-empty todo plans the gateway keeps at once."),
+        style: z
+          .enum(["list", "phases"])
+          .default("list")
+          .describe('"list": PicoClaw\'s read/write tool; "phases": named phases of tasks changed by ops. AGENT.md todo_style overrides it.'),
       })
       .prefault({}),
     subagent: z

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { PicoclawError, RequestError, messageOf } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID, agentOfKey, parseSessionKey } from "../runtime/session-key.js";
+import { listView, phasesView } from "../tools/todo/plans.js";
 import { readTodos } from "../tools/todo/tool.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
@@ -88,9 +89,11 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/v1/sessions/:key/todos", (c) => {
     const key = sessionKeyParam(c.req.param("key"));
-    const agentId = c.req.query("agent") ?? agentOfKey(key)!;
-    runtime.agent(agentId);
-    return c.body(readTodos(runtime.todos, agentId, key), 200, { "content-type": "application/json" });
+    const agent = runtime.agent(c.req.query("agent") ?? agentOfKey(key)!);
+    if (runtime.todoStyleOf(agent) === "phases") {
+      return c.json({ style: "phases", phases: phasesView(runtime.todos).read(agent.id, key) ?? [] });
+    }
+    return c.body(readTodos(listView(runtime.todos), agent.id, key), 200, { "content-type": "application/json" });
   });
 
   return app;

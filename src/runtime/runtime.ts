@@ -9,13 +9,16 @@ import type { ModelProvider } from "../models/provider.js";
 import type { ToolSwitch } from "../config/env.js";
 import { type AnyTool, ToolRegistry, ToolStates } from "../tools/registry.js";
 import { createSubagentTools } from "../tools/subagent/tools.js";
-import { type TodoPlanStore, createTodoStore, createTodoTool } from "../tools/todo/tool.js";
+import { todoCommand } from "../tools/todo/command.js";
+import { createPhasesTool } from "../tools/todo/phases-tool.js";
+import { type SharedPlanStore, type TodoStyle, createPlanStore, listView, phasesView } from "../tools/todo/plans.js";
+import { createTodoTool } from "../tools/todo/tool.js";
 import { type Command, CommandRegistry, clearCommand, helpCommand, stopCommand, subagentsCommand } from "./commands.js";
 import { EventBus } from "./events.js";
 import { type HistoryStore, MemoryHistoryStore } from "./history.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox } from "./outbox.js";
-import { SessionLifecycle } from "./session-state.js";
+import { SessionLifecycle, SessionState } from "./session-state.js";
 import { agentOfKey, isSubagentKey, rootKey, sessionKeyFor } from "./session-key.js";
 import { StopSwitches } from "./stop-switches.js";
 import { type ChildResult, Subturns } from "./subturns.js";
@@ -83,8 +86,8 @@ export class Runtime {
   readonly clock: Clock;
   readonly ids: () => string;
   readonly logger: Logger;
-  /** The todo plans of every agent and session (one store, shared). */
-  readonly todos: TodoPlanStore;
+  /** The todo plans of every agent and session, both styles (one store, shared). */
+  readonly todos: SharedPlanStore;
   /** What reaches users outside a request: background deliveries and subagent notices. */
   readonly outbox: Outbox;
   readonly subturns: Subturns;
@@ -96,6 +99,8 @@ export class Runtime {
   private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Notes for an agent's next turn in a session (the user changed the plan), given once. */
+  private readonly notes = new SessionState<string>();
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -108,8 +113,10 @@ export class Runtime {
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     this.history = opts.history ?? new MemoryHistoryStore();
     this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
-    this.todos = createTodoStore(this.config.tools.todo.max_plans);
+    this.todos = createPlanStore(this.config.tools.todo.max_plans);
     this.lifecycle.register(this.todos);
+    this.lifecycle.register(this.notes);
+    const phasesTool = createPhasesTool(phasesView(this.todos));
     this.subturns = new Subturns({
       config: this.config,
       events: this.events,
@@ -129,18 +136,32 @@ export class Runtime {
       announce: (parentKey, parentAgent, result) => this.announce(parentKey, parentAgent, result),
       track: (work) => this.track(work),
     });
-    this.tools = new ToolRegistry([createTodoTool(this.todos), ...subagentTools, ...(opts.tools ?? [])]);
+    this.tools = new ToolRegistry([createTodoTool(listView(this.todos)), ...subagentTools, ...(opts.tools ?? [])]);
     this.toolStates = new ToolStates();
     this.lifecycle.register(this.toolStates);
     this.policy = new ToolPolicy(this.tools, this.config.tools, {
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
+      variant: (tool, agent) => (tool.name === "todo" && this.todoStyleOf(agent) === "phases" ? phasesTool : tool),
     });
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(subagentsCommand((sessionKey) => this.subturns.below(sessionKey), () => this.clock.now()));
+    this.commands.add(
+      todoCommand({
+        store: this.todos,
+        events: this.events,
+        styleOf: (agentId) => this.todoStyleOf(this.agent(agentId)),
+        noteForModel: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
+      }),
+    );
     this.commands.add(helpCommand(this.commands));
+  }
+
+  /** Which form of the todo tool an agent gets: its AGENT.md todo_style, else tools.todo.style. */
+  todoStyleOf(agent: AgentDefinition): TodoStyle {
+    return agent.todoStyle ?? this.config.tools.todo.style;
   }
 
   addCommand(command: Command): void {
@@ -258,8 +279,10 @@ export class Runtime {
     const started = this.clock.now();
     const scope = { agentId: agent.id, sessionKey, turnId };
     this.events.emit("turn.start", { ...scope, text });
+    const note = this.notes.get(agent.id, sessionKey);
     try {
       const result = await runTurn({
+        ...(note === undefined ? {} : { note }),
         turnId,
         agent,
         sessionKey,
@@ -273,6 +296,7 @@ export class Runtime {
         deliver,
         now: () => this.clock.now(),
       });
+      if (note !== undefined && this.notes.get(agent.id, sessionKey) === note) this.notes.delete(agent.id, sessionKey);
       this.events.emit("turn.end", {
         ...scope,
         outcome: result.hitLimit ? "limit" : "done",

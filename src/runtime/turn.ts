@@ -24,6 +24,8 @@ export interface TurnInput {
   events: EventBus;
   deliver: (delivery: Delivery) => void;
   now: () => number;
+  /** A system note for this turn only (not kept in history), just before the new message. */
+  note?: string;
 }
 
 export interface TurnResult {
@@ -50,6 +52,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
   const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
   const history = input.history.get(sessionKey);
+  if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: input.text }];
   const specs = tools.specs();
   const toolContext = { agentId: agent.id, sessionKey, signal, events };

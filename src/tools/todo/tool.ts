@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineTool, toolResult } from "../tool.js";
-import { CapacityError, PlanStore } from "./store.js";
+import type { ListPlanAccess } from "./plans.js";
+import { CapacityError } from "./store.js";
 import {
   MAX_CONTENT_BYTES,
   MAX_ID_BYTES,
@@ -41,25 +42,13 @@ export const todoParameters = z.strictObject({
   todos: z.array(itemSchema).max(MAX_TODOS).optional().describe("Required for write: the full replacement list. [] clears it."),
 });
 
-/** Stored plans are frozen: readonly all the way down. */
-export type TodoPlan = readonly Readonly<TodoItem>[];
-export type TodoPlanStore = PlanStore<TodoPlan>;
-
-/** The store for list-style plans: items are copied field by field and frozen (cheap, and drops anything extra). */
-export function createTodoStore(maxPlans?: number): TodoPlanStore {
-  return new PlanStore<TodoPlan>({
-    ...(maxPlans === undefined ? {} : { maxPlans }),
-    own: (items) => Object.freeze(items.map(({ id, content, status, priority }) => Object.freeze({ id, content, status, priority }))),
-  });
-}
-
 /** The `read` answer for a key, exactly as the tool gives it (for the HTTP view). Takes no slot. */
-export function readTodos(store: TodoPlanStore, agentId: string, sessionKey: string): string {
+export function readTodos(store: ListPlanAccess, agentId: string, sessionKey: string): string {
   return renderTodoResult(store.read(agentId, sessionKey) ?? [], "Retrieved");
 }
 
-/** The PicoClaw `todo` tool over a shared store. Results are silent. */
-export function createTodoTool(store: TodoPlanStore) {
+/** The PicoClaw `todo` tool over the shared store's list view. Results are silent. */
+export function createTodoTool(store: ListPlanAccess) {
   return defineTool({
     name: "todo",
     description: TODO_DESCRIPTION,
