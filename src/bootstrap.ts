@@ -5,6 +5,8 @@ import type { Logger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
+import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
+import { loadPlugins } from "./tools/plugins.js";
 import type { AnyTool } from "./tools/registry.js";
 
 export interface BootstrapOptions {
@@ -19,6 +21,8 @@ export interface BootstrapOptions {
 export interface Bootstrapped {
   runtime: Runtime;
   warnings: string[];
+  /** Where each tool that is not built in came from (`plugin ./tools/x.js`, `mcp server fs`). */
+  origins: Map<string, string>;
 }
 
 /**
@@ -44,5 +48,18 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
   });
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()] };
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], origins: new Map() };
+}
+
+/**
+ * `bootstrap` with the tools the config plugs in: the modules of
+ * `tools.plugins`, loaded and checked first (a broken one stops start-up).
+ */
+export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Promise<Bootstrapped> {
+  const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
+  for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
+  const plugins = await loadPlugins(loaded.config.tools.plugins, loaded.baseDir, taken);
+  const prepared = bootstrap(loaded, { ...opts, tools: [...(opts.tools ?? []), ...plugins.flatMap((p) => p.tools)] });
+  for (const plugin of plugins) for (const tool of plugin.tools) prepared.origins.set(tool.name, `plugin ${plugin.spec}`);
+  return prepared;
 }

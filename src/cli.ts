@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { bootstrap } from "./bootstrap.js";
+import { prepare } from "./bootstrap.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
 import { ConfigError, PicoclawError, messageOf } from "./errors.js";
@@ -66,10 +66,10 @@ export async function runCli(io: CliIO): Promise<number> {
       case "agent":
         return await agentTurn(loaded, logger, io, values);
       case "agents":
-        return agents(loaded, logger, io);
+        return await agents(loaded, logger, io);
       case "config":
         if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`);
-        return configCheck(loaded, logger, io);
+        return await configCheck(loaded, logger, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -87,12 +87,19 @@ export async function runCli(io: CliIO): Promise<number> {
   }
 }
 
+/** Columns padded to their widest cell; the last column is not padded. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
 function printWarnings(warnings: string[], io: CliIO): void {
   for (const warning of warnings) io.stderr(`warning: ${warning}`);
 }
 
 async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  const { runtime, warnings } = bootstrap(loaded, { logger });
+  const { runtime, warnings } = await prepare(loaded, { logger });
   for (const warning of warnings) logger.warn(warning);
   const { host, port, token } = loaded.config.gateway;
   const running = await startGateway({ runtime, host, port, token });
@@ -120,7 +127,7 @@ async function agentTurn(
   values: { message?: string; agent?: string; session?: string },
 ): Promise<number> {
   if (values.message === undefined) throw new UsageError("agent needs -m TEXT");
-  const { runtime, warnings } = bootstrap(loaded, { logger });
+  const { runtime, warnings } = await prepare(loaded, { logger });
   printWarnings(warnings, io);
   const outcome = await runtime.handleMessage({
     agentId: values.agent ?? loaded.config.agents.default,
@@ -137,19 +144,20 @@ async function agentTurn(
   return 0;
 }
 
-function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): number {
-  const { runtime, warnings } = bootstrap(loaded, { logger });
+async function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+  const { runtime, warnings, origins } = await prepare(loaded, { logger });
   printWarnings(warnings, io);
-  const rows = runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name]);
-  const header = ["ID", "MODEL", "TOOLS", "NAME"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  io.stdout([line(header), ...rows.map(line)].join("\n"));
+  io.stdout(table(["ID", "MODEL", "TOOLS", "NAME"], runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name])));
+  const plugged = runtime.tools.names().filter((name) => origins.has(name));
+  if (plugged.length > 0) {
+    io.stdout("");
+    io.stdout(table(["TOOL", "FROM", "ENABLED"], plugged.map((name) => [name, origins.get(name)!, runtime.policy.isEnabled(runtime.tools.get(name)!) ? "yes" : "no"])));
+  }
   return 0;
 }
 
-function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): number {
-  const { warnings } = bootstrap(loaded, { logger });
+async function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+  const { warnings } = await prepare(loaded, { logger });
   printWarnings(warnings, io);
   io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
   io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));

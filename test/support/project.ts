@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { onTestFinished } from "vitest";
-import { bootstrap } from "../../src/bootstrap.js";
+import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
 import { type LoadedConfig, loadConfig } from "../../src/config/load.js";
 import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
@@ -81,10 +81,25 @@ export interface HarnessOptions extends ProjectFiles {
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
 export function harness(opts: HarnessOptions = {}): Harness {
+  const { dir, loaded, logger, boot } = setUp(opts);
+  return assemble(opts, dir, loaded, logger, bootstrap(loaded, boot));
+}
+
+/** The same, with the tools the config plugs in (`tools.plugins`) loaded as start-up loads them. */
+export async function pluggedHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const { dir, loaded, logger, boot } = setUp(opts);
+  return assemble(opts, dir, loaded, logger, await prepare(loaded, boot));
+}
+
+function setUp(opts: HarnessOptions) {
   const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
-  const { runtime, warnings } = bootstrap(loaded, { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}) });
+  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}) } };
+}
+
+function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {
+  const { runtime, warnings } = booted;
   onTestFinished(() => runtime.close(0));
   const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);

@@ -1,0 +1,109 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { z } from "zod";
+import { TOOLS_RESERVED } from "../config/schema.js";
+import { ConfigError, messageOf } from "../errors.js";
+import type { AnyTool } from "./registry.js";
+import { TOOL_NAME } from "./tool.js";
+
+/**
+ * Tool modules listed in `tools.plugins`: paths (relative to the config
+ * file) or package names. Each exports one tool or a list of tools (as its
+ * default export, or as `tools` / `tool`). Everything is checked before the
+ * gateway starts; any problem stops start-up with a message naming the
+ * module and the problem.
+ */
+
+export interface LoadedPlugin {
+  /** The spec as written in the config. */
+  spec: string;
+  tools: AnyTool[];
+}
+
+/** Where a module spec points: a file URL for paths and resolvable packages, else the spec itself. */
+export function resolvePlugin(spec: string, baseDir: string): string {
+  if (spec.startsWith(".") || path.isAbsolute(spec)) return pathToFileURL(path.resolve(baseDir, spec)).href;
+  try {
+    return pathToFileURL(createRequire(path.join(baseDir, "package.json")).resolve(spec)).href;
+  } catch {
+    return spec; // an ESM-only package: let import() resolve it
+  }
+}
+
+function exportedTools(module: Record<string, unknown>): unknown[] | null {
+  for (const key of ["default", "tools", "tool"]) {
+    const value = module[key];
+    if (value !== undefined && value !== null) return Array.isArray(value) ? value : [value];
+  }
+  return null;
+}
+
+/** Why a value is not a usable tool, or null. */
+export function toolProblem(value: unknown): string | null {
+  if (value === null || typeof value !== "object") return "is not an object (use defineTool({...}))";
+  const tool = value as Partial<AnyTool>;
+  if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) return `has no valid name (expected ${TOOL_NAME})`;
+  if ((TOOLS_RESERVED as readonly string[]).includes(tool.name)) return `is named "${tool.name}", which is reserved`;
+  if (typeof tool.description !== "string" || tool.description.trim() === "") return `"${tool.name}" has no description`;
+  if (typeof tool.execute !== "function") return `"${tool.name}" has no execute function`;
+  const parameters = tool.parameters as { safeParse?: unknown; _zod?: unknown } | undefined;
+  if (!parameters || typeof parameters.safeParse !== "function" || !parameters._zod) {
+    return `"${tool.name}" parameters must be a zod 4 schema (import { z } from "picoclaw-ts")`;
+  }
+  let schema: Record<string, unknown>;
+  try {
+    schema = z.toJSONSchema(tool.parameters as z.ZodType, { io: "input" }) as Record<string, unknown>;
+  } catch (error) {
+    return `"${tool.name}" parameters cannot be shown to a model as JSON Schema: ${messageOf(error)}`;
+  }
+  if (schema.type !== "object") return `"${tool.name}" parameters must be an object schema (z.object({...})), not ${JSON.stringify(schema.type ?? "any")}`;
+  if (tool.timeoutMs !== undefined && (!Number.isInteger(tool.timeoutMs) || tool.timeoutMs < 0)) return `"${tool.name}" timeoutMs must be a whole number of ms`;
+  return null;
+}
+
+/**
+ * Imports and checks every plugin. `taken` holds the names already in use
+ * (built-in tools); a clash names both owners. Plugin tools are on unless
+ * they say `enabledByDefault: false` (or the config turns them off).
+ */
+export async function loadPlugins(specs: readonly string[], baseDir: string, taken: ReadonlyMap<string, string>): Promise<LoadedPlugin[]> {
+  const owners = new Map(taken);
+  const problems: string[] = [];
+  const loaded: LoadedPlugin[] = [];
+  for (const [index, spec] of specs.entries()) {
+    const where = `tools.plugins[${index}] (${JSON.stringify(spec)})`;
+    let module: Record<string, unknown>;
+    try {
+      module = (await import(resolvePlugin(spec, baseDir))) as Record<string, unknown>;
+    } catch (error) {
+      problems.push(`${where}: cannot load the module: ${messageOf(error).split("\n")[0]}`);
+      continue;
+    }
+    const exported = exportedTools(module);
+    if (!exported || exported.length === 0) {
+      problems.push(`${where}: exports no tool (export default defineTool({...}), or a list of tools)`);
+      continue;
+    }
+    const tools: AnyTool[] = [];
+    for (const value of exported) {
+      const problem = toolProblem(value);
+      if (problem) {
+        problems.push(`${where}: a tool ${problem}`);
+        continue;
+      }
+      const tool = value as AnyTool;
+      const owner = owners.get(tool.name);
+      if (owner) {
+        problems.push(`${where}: tool "${tool.name}" clashes with the tool of the same name from ${owner}`);
+        continue;
+      }
+      owners.set(tool.name, where);
+      // On when listed, unless the tool says otherwise (the prototype keeps class-based tools whole).
+      tools.push(tool.enabledByDefault === undefined ? Object.create(tool, { enabledByDefault: { value: true } }) : tool);
+    }
+    loaded.push({ spec, tools });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return loaded;
+}

@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { prepare } from "../src/bootstrap.js";
+import { runCli } from "../src/cli.js";
+import { loadConfig } from "../src/config/load.js";
+import { ConfigError } from "../src/errors.js";
+import { FakeModelServer, type RecordedRequest } from "./support/fake-openai.js";
+import { type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, writeProject } from "./support/project.js";
+import { call, scriptedModel } from "./support/scripted-openai.js";
+
+const root = path.resolve(import.meta.dirname, "..");
+const example = (name: string) => path.join(root, "examples", "tools", name);
+const fixture = (name: string) => path.join(root, "test", "fixtures", "plugins", name);
+
+let server: FakeModelServer;
+beforeAll(async () => {
+  server = await FakeModelServer.start(scriptedModel);
+});
+afterAll(() => server.close());
+
+const AGENTS = {
+  main: "---\nname: Main\n---\nYou take notes.",
+  nonotes: "---\nname: No notes\ntools: [clock, subagent]\n---\nYou have no notes.",
+};
+
+function gateway(tools: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Harness> {
+  return pluggedHarness({
+    agents: AGENTS,
+    env,
+    config: { ...openaiConfig(server.url), tools: { plugins: [example("notes.js"), example("clock.js"), fixture("misbehaving.js")], ...tools } },
+  });
+}
+
+const toolNames = (r: RecordedRequest) => (r.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name) as string[];
+const lastResults = (r: RecordedRequest) => (r.body.messages as { role: string; content: string }[]).filter((m) => m.role === "tool").map((m) => m.content);
+
+describe("plugin tools through the gateway", () => {
+  it("are shown with their zod schema and run, like built-in tools", async () => {
+    const h = await gateway();
+    const { json } = await h.chat({ message: [call("notes", { action: "add", text: "the code is 42" }), call("notes", { action: "list" })].join("\n"), session: "n" });
+    expect(json.reply).toBe("done: Noted (1 notes). | 1. the code is 42");
+    const first = server.requests.at(-3)!;
+    expect(toolNames(first)).toEqual(["clock", "delegate", "hanger", "notes", "spawn", "subagent", "thrower"]);
+    const notes = first.body.tools.find((t: { function: { name: string } }) => t.function.name === "notes");
+    expect(notes.function.parameters).toMatchObject({ type: "object", properties: { action: { enum: ["add", "list", "clear"] } }, required: ["action"] });
+    expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
+  });
+
+  it("an example plugin answers for real: the clock in a time zone, and a bad zone is an error result", async () => {
+    const h = await gateway();
+    const { json } = await h.chat({ message: [call("clock", { time_zone: "Asia/Tokyo" }), call("clock", { time_zone: "Mars/Olympus" })].join("\n") });
+    const [tokyo, mars] = json.reply.replace(/^done: /, "").split(" | ");
+    expect(tokyo).toMatch(/^\w+day, \d{1,2} \w+ \d{4} at \d{2}:\d{2}:\d{2} .* \(Asia\/Tokyo\)$/);
+    expect(mars).toBe('unknown time zone "Mars/Olympus"; use an IANA name such as Europe/Paris or America/New_York');
+  });
+
+  it("run only when enabled and allowlisted", async () => {
+    const h = await gateway({ clock: { enabled: false }, shy: { enabled: true } });
+    await h.chat({ message: "SAY hi", agent: "nonotes" });
+    expect(toolNames(server.requests.at(-1)!)).toEqual(["subagent"]);
+    await h.chat({ message: call("notes", { action: "list" }), agent: "nonotes" });
+    expect(lastResults(server.requests.at(-1)!)[0]).toBe('tool "notes" is not available to this agent; available tools: subagent');
+    await h.chat({ message: "SAY hi" });
+    expect(toolNames(server.requests.at(-1)!)).toEqual(["delegate", "hanger", "notes", "shy", "spawn", "subagent", "thrower"]);
+    const agents = await jsonOf(await h.request("/v1/agents"));
+    expect(agents.agents.find((a: { id: string }) => a.id === "main").tools).toContain("shy");
+  });
+
+  it("PICOCLAW_TOOLS_<NAME>_ENABLED switches a plugin tool, whatever the file says", async () => {
+    const h = await gateway({ shy: { enabled: false } }, { PICOCLAW_TOOLS_SHY_ENABLED: "true", PICOCLAW_TOOLS_NOTES_ENABLED: "0" });
+    await h.chat({ message: "SAY hi" });
+    expect(toolNames(server.requests.at(-1)!)).toContain("shy");
+    expect(toolNames(server.requests.at(-1)!)).not.toContain("notes");
+  });
+
+  it("their per-session state is gone after /clear, and never shared between sessions", async () => {
+    const h = await gateway();
+    await h.chat({ message: call("notes", { action: "add", text: "keep me" }), session: "a" });
+    await h.chat({ message: call("notes", { action: "add", text: "other" }), session: "b" });
+    expect((await h.chat({ message: call("notes", { action: "list" }), session: "a" })).json.reply).toBe("done: 1. keep me");
+    await h.chat({ message: "/clear", session: "a" });
+    expect((await h.chat({ message: call("notes", { action: "list" }), session: "a" })).json.reply).toBe("done: No notes yet.");
+    expect((await h.chat({ message: call("notes", { action: "list" }), session: "b" })).json.reply).toBe("done: 1. other");
+  });
+
+  it("their per-session state is gone when a sub-turn ends", async () => {
+    const h = await gateway();
+    const task = [call("notes", { action: "add", text: "child note" }), call("notes", { action: "list" })].join("\n");
+    const { json } = await h.chat({ message: call("subagent", { task }), session: "sub" });
+    expect(json.reply).toContain("1. child note");
+    expect(h.runtime.toolStates.size).toBe(0);
+    expect((await h.chat({ message: call("notes", { action: "list" }), session: "sub" })).json.reply).toBe("done: No notes yet.");
+  });
+
+  it("a plugin that throws gives an error result; one that hangs past tools.<name>.timeout_ms too; the gateway keeps serving", async () => {
+    const h = await gateway({ hanger: { timeout_ms: 50 } });
+    const { status, json } = await h.chat({ message: [call("thrower", {}), call("hanger", {})].join("\n") });
+    expect(status).toBe(200);
+    expect(json.reply.replace(/^done: /, "").split(" | ")).toEqual([
+      'tool "thrower" failed: the plugin broke',
+      'tool "hanger" did not finish within 50 ms (tools.hanger.timeout_ms); try again or do without it',
+    ]);
+    expect((await h.chat({ message: "SAY still here" })).json.reply).toBe("still here");
+  });
+});
+
+describe("loading plugins", () => {
+  async function problems(plugins: string[], files: Record<string, string> = {}): Promise<string[]> {
+    const dir = writeProject({ config: { tools: { plugins } }, files });
+    try {
+      await prepare(loadConfig({ env: {}, cwd: dir }), { logger: recordingLogger() });
+    } catch (error) {
+      if (error instanceof ConfigError) return [...error.problems];
+      throw error;
+    }
+    throw new Error("expected start-up to fail");
+  }
+
+  it.each([
+    ["a missing module", "./nope.js", /^tools\.plugins\[0\] \(".\/nope\.js"\): cannot load the module: /],
+    ["a module with a syntax error", fixture("syntax-error.js"), /cannot load the module: /],
+    ["a module that exports no tool", fixture("no-tools.js"), /exports no tool \(export default defineTool\(\{\.\.\.\}\), or a list of tools\)$/],
+    ["parameters that are not an object schema", fixture("bad-schema.js"), /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/],
+    ["parameters that are not zod", fixture("not-zod.js"), /a tool "plain" parameters must be a zod 4 schema/],
+    ["a name clash with a built-in tool", fixture("clash.js"), /tool "todo" clashes with the tool of the same name from the built-in tools$/],
+  ])("%s stops start-up naming the module", async (_case, spec, message) => {
+    const found = await problems([spec]);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(message);
+  });
+
+  it("a tool listed twice clashes, naming both modules", async () => {
+    const found = await problems([example("clock.js"), example("clock.js")]);
+    expect(found).toEqual([`tools.plugins[1] (${JSON.stringify(example("clock.js"))}): tool "clock" clashes with the tool of the same name from tools.plugins[0] (${JSON.stringify(example("clock.js"))})`]);
+  });
+
+  it("relative paths resolve against the config file's folder", async () => {
+    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writeProject(
+      {
+        config: { tools: { plugins: ["./tools/hello.js"] } },
+        files: { "tools/hello.js": 'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "hello", description: "Says hello.", parameters: z.object({}), execute: () => toolResult.text("hello") });\n' },
+      },
+      dir,
+    );
+    const { runtime, origins } = await prepare(loadConfig({ env: {}, cwd: path.join(root, "test"), argv: ["--config", path.join(dir, "picoclaw.config.json")] }), {
+      logger: recordingLogger(),
+    });
+    onTestFinished(() => runtime.close(0));
+    expect(runtime.tools.get("hello")).toBeDefined();
+    expect(origins.get("hello")).toBe("plugin ./tools/hello.js");
+  });
+
+  it("picoclaw agents shows where plugged tools come from; a broken plugin exits 2", async () => {
+    const dir = writeProject({ config: { tools: { plugins: [example("clock.js"), fixture("misbehaving.js")], shy: { enabled: false } } } });
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { env: {}, cwd: dir, stdout: (t: string) => out.push(t), stderr: (t: string) => err.push(t), logger: recordingLogger() };
+    expect(await runCli({ ...io, argv: ["agents"] })).toBe(0);
+    const text = out.join("\n");
+    expect(text).toContain(`clock    plugin ${example("clock.js")}`);
+    expect(text).toMatch(/shy\s+plugin .*misbehaving\.js\s+no/);
+    const broken = writeProject({ config: { tools: { plugins: [fixture("no-tools.js")] } } });
+    expect(await runCli({ ...io, cwd: broken, argv: ["gateway"] })).toBe(2);
+    expect(err.join("\n")).toMatch(/invalid configuration:\n {2}- tools\.plugins\[0\] .*exports no tool/);
+  });
+
+  it("tools.<name> sections that name no tool are a start-up warning", async () => {
+    const h = await pluggedHarness({ config: { tools: { plugins: [example("clock.js")], clok: { enabled: true } } } });
+    expect(h.warnings).toContain('tools.clok: there is no tool named "clok"; this section does nothing');
+  });
+});
