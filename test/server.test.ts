@@ -1,0 +1,48 @@
+import { describe, expect, it, onTestFinished } from "vitest";
+import { startGateway } from "../src/gateway/server.js";
+import type { RuntimeEvents } from "../src/runtime/events.js";
+import { FakeModelServer, textCompletion } from "./support/fake-openai.js";
+import { harness, openaiConfig } from "./support/project.js";
+
+describe("the node server", () => {
+  it("warns loudly when told to bind beyond loopback without a token", async () => {
+    const h = harness();
+    const running = await startGateway({ runtime: h.runtime, host: "0.0.0.0", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    expect(h.logger.lines.filter((l) => l.level === "warn").map((l) => l.message).join("\n")).toMatch(/^WARNING: binding to 0\.0\.0\.0 with NO token/);
+    const quiet = harness();
+    const local = await startGateway({ runtime: quiet.runtime, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => local.close());
+    expect(quiet.logger.lines.filter((l) => l.level === "warn")).toEqual([]);
+  });
+
+  it("a port in use is a clear error", async () => {
+    const h = harness();
+    const first = await startGateway({ runtime: h.runtime, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => first.close());
+    await expect(startGateway({ runtime: harness().runtime, host: "127.0.0.1", port: first.port, token: "" })).rejects.toThrow(
+      `cannot listen on 127.0.0.1:${first.port}: the port is in use`,
+    );
+  });
+
+  it("a client that disconnects aborts its turn, down to the model request", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("too late"), delayMs: 30_000 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.events.on("turn.end", resolve));
+    const running = await startGateway({ runtime: h.runtime, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const client = new AbortController();
+    const request = fetch(`${running.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "hi" }),
+      signal: client.signal,
+    }).catch((error: Error) => error);
+    while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    client.abort();
+    expect(await request).toBeInstanceOf(Error);
+    expect((await ended).outcome).toBe("aborted");
+    expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+  });
+});
