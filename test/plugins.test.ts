@@ -1,23 +1,19 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { prepare } from "../src/bootstrap.js";
 import { runCli } from "../src/cli.js";
 import { loadConfig } from "../src/config/load.js";
 import { ConfigError } from "../src/errors.js";
-import { FakeModelServer, type RecordedRequest } from "./support/fake-openai.js";
+import type { RecordedRequest } from "./support/fake-openai.js";
 import { type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, writeProject } from "./support/project.js";
-import { call, scriptedModel } from "./support/scripted-openai.js";
+import { call, useScriptedModel } from "./support/scripted-openai.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 const example = (name: string) => path.join(root, "examples", "tools", name);
 const fixture = (name: string) => path.join(root, "test", "fixtures", "plugins", name);
 
-let server: FakeModelServer;
-beforeAll(async () => {
-  server = await FakeModelServer.start(scriptedModel);
-});
-afterAll(() => server.close());
+const model = useScriptedModel();
 
 const AGENTS = {
   main: "---\nname: Main\n---\nYou take notes.",
@@ -28,7 +24,7 @@ function gateway(tools: Record<string, unknown> = {}, env: Record<string, string
   return pluggedHarness({
     agents: AGENTS,
     env,
-    config: { ...openaiConfig(server.url), tools: { plugins: [example("notes.js"), example("clock.js"), fixture("misbehaving.js")], ...tools } },
+    config: { ...openaiConfig(model.server.url), tools: { plugins: [example("notes.js"), example("clock.js"), fixture("misbehaving.js")], ...tools } },
   });
 }
 
@@ -40,7 +36,7 @@ describe("plugin tools through the gateway", () => {
     const h = await gateway();
     const { json } = await h.chat({ message: [call("notes", { action: "add", text: "the code is 42" }), call("notes", { action: "list" })].join("\n"), session: "n" });
     expect(json.reply).toBe("done: Noted (1 notes). | 1. the code is 42");
-    const first = server.requests.at(-3)!;
+    const first = model.server.requests.at(-3)!;
     expect(toolNames(first)).toEqual(["clock", "delegate", "hanger", "notes", "spawn", "subagent", "thrower"]);
     const notes = first.body.tools.find((t: { function: { name: string } }) => t.function.name === "notes");
     expect(notes.function.parameters).toMatchObject({ type: "object", properties: { action: { enum: ["add", "list", "clear"] } }, required: ["action"] });
@@ -58,11 +54,11 @@ describe("plugin tools through the gateway", () => {
   it("run only when enabled and allowlisted", async () => {
     const h = await gateway({ clock: { enabled: false }, shy: { enabled: true } });
     await h.chat({ message: "SAY hi", agent: "nonotes" });
-    expect(toolNames(server.requests.at(-1)!)).toEqual(["subagent"]);
+    expect(toolNames(model.server.requests.at(-1)!)).toEqual(["subagent"]);
     await h.chat({ message: call("notes", { action: "list" }), agent: "nonotes" });
-    expect(lastResults(server.requests.at(-1)!)[0]).toBe('tool "notes" is not available to this agent; available tools: subagent');
+    expect(lastResults(model.server.requests.at(-1)!)[0]).toBe('tool "notes" is not available to this agent; available tools: subagent');
     await h.chat({ message: "SAY hi" });
-    expect(toolNames(server.requests.at(-1)!)).toEqual(["delegate", "hanger", "notes", "shy", "spawn", "subagent", "thrower"]);
+    expect(toolNames(model.server.requests.at(-1)!)).toEqual(["delegate", "hanger", "notes", "shy", "spawn", "subagent", "thrower"]);
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.find((a: { id: string }) => a.id === "main").tools).toContain("shy");
   });
@@ -70,8 +66,8 @@ describe("plugin tools through the gateway", () => {
   it("PICOCLAW_TOOLS_<NAME>_ENABLED switches a plugin tool, whatever the file says", async () => {
     const h = await gateway({ shy: { enabled: false } }, { PICOCLAW_TOOLS_SHY_ENABLED: "true", PICOCLAW_TOOLS_NOTES_ENABLED: "0" });
     await h.chat({ message: "SAY hi" });
-    expect(toolNames(server.requests.at(-1)!)).toContain("shy");
-    expect(toolNames(server.requests.at(-1)!)).not.toContain("notes");
+    expect(toolNames(model.server.requests.at(-1)!)).toContain("shy");
+    expect(toolNames(model.server.requests.at(-1)!)).not.toContain("notes");
   });
 
   it("their per-session state is gone after /clear, and never shared between sessions", async () => {

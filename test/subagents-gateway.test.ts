@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RuntimeEvents } from "../src/runtime/events.js";
-import { FakeModelServer } from "./support/fake-openai.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
-import { call, scriptedModel } from "./support/scripted-openai.js";
+import { call, useScriptedModel } from "./support/scripted-openai.js";
 import { sseReader } from "./support/sse.js";
 
-let server: FakeModelServer;
-beforeAll(async () => {
-  server = await FakeModelServer.start(scriptedModel);
-});
-afterAll(() => server.close());
+const model = useScriptedModel();
 
 const AGENTS = {
   main: "---\nname: Main\nallow_agents: [researcher]\n---\nYou coordinate.",
@@ -20,7 +15,7 @@ const AGENTS = {
 type Config = { subturn?: Record<string, unknown>; tools?: Record<string, unknown> };
 
 function gateway(extra: Config = {}): Harness {
-  const base = openaiConfig(server.url) as { agents: { defaults: Record<string, unknown> } };
+  const base = openaiConfig(model.server.url) as { agents: { defaults: Record<string, unknown> } };
   return harness({
     agents: AGENTS,
     config: {
@@ -39,7 +34,7 @@ function record<K extends keyof RuntimeEvents>(h: Harness, name: K): RuntimeEven
 
 /** The requests a child sent to the model (its first user message carries the gateway's context line). */
 function childRequests(task: string) {
-  return server.requests.filter((r) =>
+  return model.server.requests.filter((r) =>
     (r.body.messages as { role: string; content: string }[]).some((m) => m.role === "user" && m.content.startsWith("[A task from") && m.content.endsWith(task)),
   );
 }
@@ -160,7 +155,7 @@ describe("delegate and spawn with agent_id", () => {
     expect(results[2]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
     const star = harness({
       agents: { main: "---\nallow_agents: ['*']\n---\np", other: "p" },
-      config: { ...openaiConfig(server.url) },
+      config: { ...openaiConfig(model.server.url) },
     });
     const ghost = await star.chat({ message: call("delegate", { agent_id: "ghost", task: "x" }) });
     expect(ghost.json.reply).toBe("done: there is no agent \"ghost\"; agents: main, other");

@@ -1,24 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "./support/fake-openai.js";
+import { describe, expect, it } from "vitest";
 import { harness, jsonOf, openaiConfig } from "./support/project.js";
+import { call, useScriptedModel } from "./support/scripted-openai.js";
 
-/**
- * A fake OpenAI-compatible model that, for a user message `TOOL <json>`,
- * calls `todo` with that JSON, then answers "done" once the result is back.
- */
-function todoModel(request: RecordedRequest): Reply {
-  const messages = request.body.messages as { role: string; content: string }[];
-  const last = messages.at(-1)!;
-  if (last.role === "tool") return textCompletion("done");
-  const match = /^TOOL (.*)$/s.exec(last.content);
-  return match ? toolCallCompletion([{ name: "todo", args: match[1]! }]) : textCompletion("no plan needed");
-}
-
-let server: FakeModelServer;
-beforeAll(async () => {
-  server = await FakeModelServer.start(todoModel);
-});
-afterAll(() => server.close());
+const model = useScriptedModel();
 
 const AGENTS = {
   main: "---\nname: Main\n---\nYou plan.",
@@ -27,16 +11,16 @@ const AGENTS = {
 };
 
 function gateway(env: Record<string, string> = {}, todo: Record<string, unknown> | null = { enabled: true }) {
-  const config = openaiConfig(server.url);
+  const config = openaiConfig(model.server.url);
   return harness({ config: todo ? { ...config, tools: { todo } } : config, agents: AGENTS, env });
 }
 
-const write = (todos: unknown[]) => `TOOL ${JSON.stringify({ action: "write", todos })}`;
-const READ = `TOOL {"action":"read"}`;
+const write = (todos: unknown[]) => `${call("todo", { action: "write", todos })}\nSAY done`;
+const READ = `${call("todo", { action: "read" })}\nSAY done`;
 
 /** The content of the tool message the model received in its latest request. */
 function lastToolResult(): string {
-  const messages = server.requests.at(-1)!.body.messages as { role: string; content: string }[];
+  const messages = model.server.requests.at(-1)!.body.messages as { role: string; content: string }[];
   return messages.filter((m) => m.role === "tool").at(-1)!.content;
 }
 
@@ -49,7 +33,7 @@ describe("todo through the gateway", () => {
     expect(lastToolResult()).toBe(
       '{"todos":[{"id":"1","content":"Outline <the> talk","status":"pending","priority":"medium"}],"total_count":1,"message":"Updated 1 todos"}',
     );
-    const bad = await h.chat({ message: `TOOL {"action":"write","todos":[{"id":"1"}]}`, session: "s" });
+    const bad = await h.chat({ message: write([{ id: "1" }]), session: "s" });
     expect(bad.json.delivered).toEqual([{ from: "agent", text: "done" }]);
     expect(lastToolResult()).toBe("todo content must contain 1-1024 bytes of nonblank text");
     const history = h.runtime.historyOf("agent:main:http:s");
@@ -62,7 +46,7 @@ describe("todo through the gateway", () => {
   it("the model is shown the todo tool with its schema", async () => {
     const h = gateway();
     await h.chat({ message: "hi" });
-    const tools = server.requests.at(-1)!.body.tools as { function: { name: string; parameters: any } }[];
+    const tools = model.server.requests.at(-1)!.body.tools as { function: { name: string; parameters: any } }[];
     const todo = tools.find((t) => t.function.name === "todo")!;
     expect(todo.function.parameters.required).toEqual(["action"]);
     expect(todo.function.parameters.properties.action.enum).toEqual(["read", "write"]);
@@ -113,7 +97,7 @@ describe("todo through the gateway", () => {
   it("an agent whose allowlist lacks todo neither sees nor runs it", async () => {
     const h = gateway();
     await h.chat({ message: write([{ id: "1", content: "sneaky" }]), agent: "notodo" });
-    const request = server.requests.at(-2)!;
+    const request = model.server.requests.at(-2)!;
     expect((request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
     expect(lastToolResult()).toMatch(/^tool "todo" is not available to this agent/);
     expect(h.runtime.todos.size).toBe(0);
@@ -124,7 +108,7 @@ describe("todo through the gateway", () => {
   it("is off by default, and PICOCLAW_TOOLS_TODO_ENABLED=true turns it on with no config change", async () => {
     const off = gateway({}, null);
     await off.chat({ message: "hi" });
-    expect((server.requests.at(-1)!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
+    expect((model.server.requests.at(-1)!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
     await off.chat({ message: write([{ id: "1", content: "x" }]) });
     expect(lastToolResult()).toMatch(/^tool "todo" is not available/);
 

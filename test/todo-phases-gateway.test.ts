@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RuntimeEvents } from "../src/runtime/events.js";
-import { FakeModelServer, type RecordedRequest } from "./support/fake-openai.js";
+import type { RecordedRequest } from "./support/fake-openai.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
-import { call, scriptedModel } from "./support/scripted-openai.js";
+import { call, useScriptedModel } from "./support/scripted-openai.js";
 
-let server: FakeModelServer;
-beforeAll(async () => {
-  server = await FakeModelServer.start(scriptedModel);
-});
-afterAll(() => server.close());
+const model = useScriptedModel();
 
 const AGENTS = {
   main: "---\nname: Main\n---\nYou plan in phases.",
@@ -16,7 +12,7 @@ const AGENTS = {
 };
 
 function gateway(todo: Record<string, unknown> = { enabled: true, style: "phases" }): Harness {
-  return harness({ agents: AGENTS, config: { ...openaiConfig(server.url), tools: { todo } } });
+  return harness({ agents: AGENTS, config: { ...openaiConfig(model.server.url), tools: { todo } } });
 }
 
 type Message = { role: string; content: string };
@@ -31,7 +27,7 @@ describe("the phases style through the gateway", () => {
     h.runtime.events.on("plan.updated", (e) => updates.push(e));
     const { json } = await h.chat({ message: [INIT, call("todo", { op: "done", task: "Write parser" })].join("\n"), session: "p" });
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
-    const last = server.requests.at(-1)!;
+    const last = model.server.requests.at(-1)!;
     const todo = last.body.tools.find((t: { function: { name: string } }) => t.function.name === "todo");
     expect(todo.function.parameters.properties.op.enum).toEqual(["init", "start", "done", "drop", "rm", "append", "view"]);
     const [, done] = toolResults(last);
@@ -58,7 +54,7 @@ describe("the phases style through the gateway", () => {
     const h = gateway();
     await h.chat({ message: INIT, session: "e" });
     await h.chat({ message: call("todo", { op: "done", task: "task-3" }), session: "e" });
-    const result = toolResults(server.requests.at(-1)!).at(-1);
+    const result = toolResults(model.server.requests.at(-1)!).at(-1);
     expect(result).toMatch(/^Errors: Task "task-3" not found/);
     expect((await h.chat({ message: "/todo", session: "e" })).json.reply).toBe("# Build\n- [/] Write parser\n- [ ] Add tests\n\n# Ship\n- [ ] Release");
   });
@@ -66,7 +62,7 @@ describe("the phases style through the gateway", () => {
   it("AGENT.md todo_style overrides tools.todo.style", async () => {
     const h = gateway();
     await h.chat({ message: "SAY hi", agent: "lister" });
-    const todo = server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "todo");
+    const todo = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "todo");
     expect(Object.keys(todo.function.parameters.properties)).toEqual(["action", "todos"]);
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.map((a: { tools: string[] }) => a.tools)).toEqual([["delegate", "spawn", "subagent", "todo"], ["delegate", "spawn", "subagent", "todo"]]);
@@ -76,7 +72,7 @@ describe("the phases style through the gateway", () => {
     const h = gateway({ enabled: true, style: "phases", max_plans: 1 });
     await h.chat({ message: INIT, session: "cap" });
     await h.chat({ message: call("todo", { action: "write", todos: [{ id: "1", content: "x" }] }), agent: "lister", session: "cap" });
-    expect(toolResults(server.requests.at(-1)!)[0]).toBe("todo session capacity reached; clear an obsolete plan before creating another");
+    expect(toolResults(model.server.requests.at(-1)!)[0]).toBe("todo session capacity reached; clear an obsolete plan before creating another");
     await h.chat({ message: "/clear", session: "cap" });
     expect(h.runtime.todos.size).toBe(0);
     expect((await h.chat({ message: "/todo", session: "cap" })).json.reply).toBe("# Todos");
@@ -87,11 +83,11 @@ describe("/todo", () => {
   it("shows the plan as Markdown and never reaches the model", async () => {
     const h = gateway();
     await h.chat({ message: INIT, session: "show" });
-    const before = server.requests.length;
+    const before = model.server.requests.length;
     const { json } = await h.chat({ message: "/todo", session: "show" });
     expect(json.reply).toBe("# Build\n- [/] Write parser\n- [ ] Add tests\n\n# Ship\n- [ ] Release");
     expect(json.delivered).toEqual([{ from: "command", text: json.reply }]);
-    expect(server.requests.length).toBe(before);
+    expect(model.server.requests.length).toBe(before);
   });
 
   it("/todo edit replaces the plan; the model's next turn gets the note once", async () => {
@@ -101,7 +97,7 @@ describe("/todo", () => {
     expect(edited.json.reply).toBe("Plan updated.\n\n# Build\n- [x] Write parser\n- [/] Add tests\n- [ ] Add docs");
 
     await h.chat({ message: [call("todo", { op: "view" }), "SAY seen"].join("\n"), session: "edit" });
-    const [first, second] = server.requests.slice(-2);
+    const [first, second] = model.server.requests.slice(-2);
     for (const request of [first!, second!]) {
       const notes = messagesOf(request).filter((m) => m.role === "system" && m.content.startsWith("[The user changed your plan"));
       expect(notes).toHaveLength(1);
@@ -110,7 +106,7 @@ describe("/todo", () => {
       expect(roles.indexOf("system", 1)).toBe(roles.lastIndexOf("user") - 0 - 1);
     }
     await h.chat({ message: "SAY again", session: "edit" });
-    expect(messagesOf(server.requests.at(-1)!).some((m) => m.content?.startsWith?.("[The user changed your plan"))).toBe(false);
+    expect(messagesOf(model.server.requests.at(-1)!).some((m) => m.content?.startsWith?.("[The user changed your plan"))).toBe(false);
     expect(h.runtime.historyOf("agent:main:http:edit").some((m) => m.role === "system")).toBe(false);
   });
 

@@ -1,5 +1,5 @@
-import type { RecordedRequest, Reply } from "./fake-openai.js";
-import { textCompletion, toolCallCompletion } from "./fake-openai.js";
+import { afterAll, beforeAll } from "vitest";
+import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "./fake-openai.js";
 
 /**
  * A fake OpenAI-compatible model driven by the conversation itself, so one
@@ -67,3 +67,13 @@ export function scriptedModel(request: RecordedRequest): Reply {
 
 /** A CALL line for a tool whose arguments are an object (JSON inside JSON made easy). */
 export const call = (tool: string, args: unknown) => `CALL ${tool} ${JSON.stringify(args)}`;
+
+/** A scripted model server shared by a test file: started before its tests, closed after. */
+export function useScriptedModel(): { readonly server: FakeModelServer } {
+  const holder = {} as { server: FakeModelServer };
+  beforeAll(async () => {
+    holder.server = await FakeModelServer.start(scriptedModel);
+  });
+  afterAll(() => holder.server.close());
+  return holder;
+}
