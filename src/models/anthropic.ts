@@ -1,16 +1,9 @@
 import type { ModelEntry } from "../config/schema.js";
 import { readMessage } from "./anthropic-decode.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
-import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
-import {
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  ModelTransport,
-  type TransportOptions,
-  type WireRequest,
-  buildHeaders,
-  mergeExtraBody,
-  secretsOf,
-} from "./transport.js";
+import { HttpModelProvider } from "./http-provider.js";
+import type { ModelRequest } from "./provider.js";
+import { type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
 
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -21,32 +14,14 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
  * The Anthropic Messages API: `POST {api_base}/messages` with `x-api-key`
  * and `anthropic-version`, streamed unless the entry says `"stream": false`.
  */
-export class AnthropicProvider implements ModelProvider {
-  readonly name: string;
-  private readonly url: string;
-  private readonly transport: ModelTransport;
-
-  constructor(
-    private readonly entry: ModelEntry,
-    opts: TransportOptions = {},
-  ) {
-    this.name = entry.model_name;
-    this.url = `${(entry.api_base ?? ANTHROPIC_DEFAULT_BASE).replace(/\/+$/, "")}/messages`;
-    this.transport = new ModelTransport(this.name, entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, secretsOf(entry), opts);
-  }
-
-  chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    return this.transport.send(this.wire(request), request.signal, onDelta);
+export class AnthropicProvider extends HttpModelProvider {
+  constructor(entry: ModelEntry, opts: TransportOptions = {}) {
+    super(entry, opts, { defaultBase: ANTHROPIC_DEFAULT_BASE, path: "/messages" });
   }
 
   /** The request exactly as it goes on the wire. */
   wire(request: ModelRequest): WireRequest {
-    const stream = this.entry.stream !== false;
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: stream ? "text/event-stream" : "application/json",
-      "anthropic-version": ANTHROPIC_VERSION,
-    };
+    const headers: Record<string, string> = { ...this.baseHeaders(), "anthropic-version": ANTHROPIC_VERSION };
     if (this.entry.api_key) headers["x-api-key"] = this.entry.api_key;
 
     const { system, messages } = toAnthropic(request.messages);
@@ -58,7 +33,7 @@ export class AnthropicProvider implements ModelProvider {
     };
     if (request.tools.length > 0) body.tools = toAnthropicTools(request.tools);
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
-    if (stream) body.stream = true;
+    if (this.stream) body.stream = true;
     return {
       url: this.url,
       headers: buildHeaders(headers, this.entry.custom_headers),

@@ -1,16 +1,9 @@
 import type { ModelEntry } from "../config/schema.js";
 import type { ChatMessage } from "./message.js";
 import { readChatCompletion } from "./openai-decode.js";
-import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
-import {
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  ModelTransport,
-  type TransportOptions,
-  type WireRequest,
-  buildHeaders,
-  mergeExtraBody,
-  secretsOf,
-} from "./transport.js";
+import { HttpModelProvider } from "./http-provider.js";
+import type { ModelRequest } from "./provider.js";
+import { type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
 
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
 
@@ -20,31 +13,14 @@ export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
  * streamed unless the entry says `"stream": false`. Both modes are read by
  * the same code into the same response.
  */
-export class OpenAIProvider implements ModelProvider {
-  readonly name: string;
-  private readonly url: string;
-  private readonly transport: ModelTransport;
-
-  constructor(
-    private readonly entry: ModelEntry,
-    opts: TransportOptions = {},
-  ) {
-    this.name = entry.model_name;
-    this.url = `${(entry.api_base ?? OPENAI_DEFAULT_BASE).replace(/\/+$/, "")}/chat/completions`;
-    this.transport = new ModelTransport(this.name, entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, secretsOf(entry), opts);
-  }
-
-  chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    return this.transport.send(this.wire(request), request.signal, onDelta);
+export class OpenAIProvider extends HttpModelProvider {
+  constructor(entry: ModelEntry, opts: TransportOptions = {}) {
+    super(entry, opts, { defaultBase: OPENAI_DEFAULT_BASE, path: "/chat/completions" });
   }
 
   /** The request exactly as it goes on the wire (CONTRACT §5). */
   wire(request: ModelRequest): WireRequest {
-    const stream = this.entry.stream !== false;
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: stream ? "text/event-stream" : "application/json",
-    };
+    const headers = this.baseHeaders();
     if (this.entry.api_key) headers.authorization = `Bearer ${this.entry.api_key}`;
 
     const body: Record<string, unknown> = {
@@ -59,7 +35,7 @@ export class OpenAIProvider implements ModelProvider {
     }
     if (this.entry.max_tokens !== undefined) body.max_tokens = this.entry.max_tokens;
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
-    if (stream) {
+    if (this.stream) {
       body.stream = true;
       body.stream_options = { include_usage: true };
     }

@@ -1,0 +1,39 @@
+import type { ModelEntry } from "../config/schema.js";
+import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, ModelTransport, type TransportOptions, type WireRequest, secretsOf } from "./transport.js";
+
+/**
+ * What every HTTP adapter shares: one endpoint under the entry's `api_base`
+ * (or the provider's default), the shared transport (timeouts, retries,
+ * classified errors), and streaming unless the entry says `"stream": false`.
+ * An adapter only says how a request looks on its wire.
+ */
+export abstract class HttpModelProvider implements ModelProvider {
+  readonly name: string;
+  protected readonly url: string;
+  protected readonly stream: boolean;
+  private readonly transport: ModelTransport;
+
+  protected constructor(
+    protected readonly entry: ModelEntry,
+    opts: TransportOptions,
+    endpoint: { defaultBase: string; path: string },
+  ) {
+    this.name = entry.model_name;
+    this.url = `${(entry.api_base ?? endpoint.defaultBase).replace(/\/+$/, "")}${endpoint.path}`;
+    this.stream = entry.stream !== false;
+    this.transport = new ModelTransport(this.name, entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, secretsOf(entry), opts);
+  }
+
+  chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    return this.transport.send(this.wire(request), request.signal, onDelta);
+  }
+
+  /** The request exactly as it goes on the wire. */
+  abstract wire(request: ModelRequest): WireRequest;
+
+  /** Headers every request carries: JSON in, the answer streamed or whole. */
+  protected baseHeaders(): Record<string, string> {
+    return { "content-type": "application/json", accept: this.stream ? "text/event-stream" : "application/json" };
+  }
+}
