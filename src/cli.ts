@@ -4,6 +4,7 @@ import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
 import { ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { startGateway } from "./gateway/server.js";
+import { logEvents } from "./runtime/event-log.js";
 import { type Logger, createLogger } from "./log.js";
 
 const USAGE = `picoclaw: a gateway runtime for chat agents
@@ -101,6 +102,7 @@ function printWarnings(warnings: string[], io: CliIO): void {
 async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
   const { runtime, warnings } = await prepare(loaded, { logger });
   for (const warning of warnings) logger.warn(warning);
+  logEvents(runtime.events, logger);
   const { host, port, token } = loaded.config.gateway;
   const running = await startGateway({ runtime, host, port, token });
   io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${[...runtime.agents.keys()].join(", ")})`);
