@@ -6,8 +6,9 @@ import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
+import { McpHub } from "./tools/mcp/index.js";
 import { loadPlugins } from "./tools/plugins.js";
-import type { AnyTool } from "./tools/registry.js";
+import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/registry.js";
 
 export interface BootstrapOptions {
   logger: Logger;
@@ -51,15 +52,65 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], origins: new Map() };
 }
 
+/** What an MCP server process inherits from the gateway's environment; the rest it gets only through its own `env`. */
+export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
+
 /**
  * `bootstrap` with the tools the config plugs in: the modules of
- * `tools.plugins`, loaded and checked first (a broken one stops start-up).
+ * `tools.plugins`, loaded and checked first (a broken one stops start-up),
+ * and the tools of the MCP servers of `tools.mcp.servers` (a server that
+ * does not start is a warning; it is retried, and its tools arrive when it
+ * is up). The runtime closes the servers when it closes.
  */
 export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Promise<Bootstrapped> {
   const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
   const plugins = await loadPlugins(loaded.config.tools.plugins, loaded.baseDir, taken);
-  const prepared = bootstrap(loaded, { ...opts, tools: [...(opts.tools ?? []), ...plugins.flatMap((p) => p.tools)] });
+  const pluginTools = plugins.flatMap((p) => p.tools);
+
+  const servers = loaded.config.tools.mcp.servers;
+  let runtime: Runtime | undefined;
+  const hub =
+    Object.keys(servers).length === 0
+      ? undefined
+      : new McpHub(servers, {
+          logger: opts.logger,
+          baseDir: loaded.baseDir,
+          env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
+          callTimeoutMs: (tool) => runtime?.policy.timeoutMs(tool) ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+        });
+  const report = hub ? await hub.start() : { tools: [], warnings: [] };
+  const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
+  if (clashes.length > 0) {
+    await hub?.close();
+    throw new ConfigError(clashes.map((tool) => `tools.mcp.servers.${hub!.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`));
+  }
+
+  let prepared: Bootstrapped;
+  try {
+    prepared = bootstrap(loaded, { ...opts, tools: [...(opts.tools ?? []), ...pluginTools, ...report.tools] });
+  } catch (error) {
+    await hub?.close();
+    throw error;
+  }
+  runtime = prepared.runtime;
+  prepared.warnings.push(...report.warnings);
   for (const plugin of plugins) for (const tool of plugin.tools) prepared.origins.set(tool.name, `plugin ${plugin.spec}`);
+  if (hub) {
+    for (const tool of report.tools) prepared.origins.set(tool.name, `mcp server ${hub.origin(tool.name)}`);
+    const registry = prepared.runtime.tools;
+    hub.onToolsChanged((change) => {
+      for (const tool of change.added) {
+        if (registry.get(tool.name)) {
+          opts.logger.warn(`MCP server "${change.server}": its tool "${tool.name}" clashes with another tool of that name; skipped`);
+          continue;
+        }
+        registry.add(tool);
+        prepared.origins.set(tool.name, `mcp server ${change.server}`);
+      }
+      prepared.runtime.policy.refresh();
+    });
+    prepared.runtime.onClose(() => hub.close());
+  }
   return prepared;
 }

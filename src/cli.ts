@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { prepare } from "./bootstrap.js";
+import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
 import { ConfigError, PicoclawError, messageOf } from "./errors.js";
@@ -122,46 +122,58 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
   return 0;
 }
 
-async function agentTurn(
-  loaded: LoadedConfig,
-  logger: Logger,
-  io: CliIO,
-  values: { message?: string; agent?: string; session?: string },
-): Promise<number> {
-  if (values.message === undefined) throw new UsageError("agent needs -m TEXT");
-  const { runtime, warnings } = await prepare(loaded, { logger });
-  printWarnings(warnings, io);
-  const outcome = await runtime.handleMessage({
-    agentId: values.agent ?? loaded.config.agents.default,
-    channel: "cli",
-    chatId: values.session ?? "default",
-    text: values.message,
-  });
-  const last = outcome.delivered.at(-1);
-  for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
-  io.stdout(outcome.reply);
-  // Background subagents (spawn) answer later: wait for them, then show what they delivered.
-  await runtime.idle();
-  for (const d of runtime.outbox.drain(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
-  return 0;
-}
-
-async function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  const { runtime, warnings, origins } = await prepare(loaded, { logger });
-  printWarnings(warnings, io);
-  io.stdout(table(["ID", "MODEL", "TOOLS", "NAME"], runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name])));
-  const plugged = runtime.tools.names().filter((name) => origins.has(name));
-  if (plugged.length > 0) {
-    io.stdout("");
-    io.stdout(table(["TOOL", "FROM", "ENABLED"], plugged.map((name) => [name, origins.get(name)!, runtime.policy.isEnabled(runtime.tools.get(name)!) ? "yes" : "no"])));
+/** Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it. */
+async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work: (prepared: Bootstrapped) => Promise<number>): Promise<number> {
+  const prepared = await prepare(loaded, { logger });
+  printWarnings(prepared.warnings, io);
+  try {
+    return await work(prepared);
+  } finally {
+    await prepared.runtime.close(0);
   }
-  return 0;
 }
 
-async function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  const { warnings } = await prepare(loaded, { logger });
-  printWarnings(warnings, io);
-  io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
-  io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));
-  return 0;
+function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
+  const text = values.message;
+  if (text === undefined) throw new UsageError("agent needs -m TEXT");
+  return withRuntime(loaded, logger, io, async ({ runtime }) => {
+    const outcome = await runtime.handleMessage({
+      agentId: values.agent ?? loaded.config.agents.default,
+      channel: "cli",
+      chatId: values.session ?? "default",
+      text,
+    });
+    const last = outcome.delivered.at(-1);
+    for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
+    io.stdout(outcome.reply);
+    // Background subagents (spawn) answer later: wait for them, then show what they delivered.
+    await runtime.idle();
+    for (const d of runtime.outbox.drain(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
+    return 0;
+  });
+}
+
+function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+  return withRuntime(loaded, logger, io, async ({ runtime, origins }) => {
+    io.stdout(table(["ID", "MODEL", "TOOLS", "NAME"], runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name])));
+    const plugged = runtime.tools.names().filter((name) => origins.has(name));
+    if (plugged.length > 0) {
+      io.stdout("");
+      io.stdout(
+        table(
+          ["TOOL", "FROM", "ENABLED"],
+          plugged.map((name) => [name, origins.get(name)!, runtime.policy.isEnabled(runtime.tools.get(name)!) ? "yes" : "no"]),
+        ),
+      );
+    }
+    return 0;
+  });
+}
+
+function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+  return withRuntime(loaded, logger, io, async () => {
+    io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
+    io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));
+    return 0;
+  });
 }

@@ -1,11 +1,13 @@
 const SECRET_KEYS = new Set(["api_key", "token"]);
-const SECRET_HEADER = /auth|key|token|secret|cookie/i;
+const SECRET_HEADER = /auth|key|token|secret|cookie|pass/i;
+/** Maps of names to values (HTTP headers, a server's environment) whose secret-looking entries are masked. */
+const NAMED_VALUES = new Set(["custom_headers", "headers", "env"]);
 
 export const MASK = "********";
 
 /**
  * A copy of the config with secrets replaced by a mask: every non-empty
- * `api_key` and `token`, and custom headers whose names look secret.
+ * `api_key` and `token`, and headers or environment entries whose names look secret.
  */
 export function maskSecrets<T>(value: T): T {
   return mask(value, undefined) as T;
@@ -16,7 +18,7 @@ function mask(value: unknown, key: string | undefined): unknown {
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (key === "custom_headers" && typeof v === "string" && SECRET_HEADER.test(k)) out[k] = v ? MASK : v;
+      if (key !== undefined && NAMED_VALUES.has(key) && typeof v === "string" && SECRET_HEADER.test(k)) out[k] = v ? MASK : v;
       else out[k] = mask(v, k);
     }
     return out;

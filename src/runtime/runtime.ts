@@ -102,6 +102,7 @@ export class Runtime {
   /** Notes for an agent's next turn in a session (the user changed the plan), given once. */
   private readonly notes = new SessionState<string>();
   private closing = false;
+  private readonly closers: (() => Promise<void> | void)[] = [];
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -384,6 +385,12 @@ export class Runtime {
     }
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
     await Promise.allSettled([...this.inflight]);
+    await Promise.allSettled(this.closers.splice(0).map((close) => close()));
+  }
+
+  /** Something to stop when the runtime closes (MCP servers). */
+  onClose(close: () => Promise<void> | void): void {
+    this.closers.push(close);
   }
 }
 

@@ -1,0 +1,3 @@
+export { McpHub, type McpHubOptions, type McpServerStatus, type McpStartReport, type McpToolsChange } from "./hub.js";
+export { McpTool } from "./tool.js";
+export { mcpToolName } from "./names.js";

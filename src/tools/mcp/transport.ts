@@ -1,0 +1,67 @@
+import { resolve } from "node:path";
+import type { Readable } from "node:stream";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../../config/schema.js";
+
+/**
+ * The SDK's client calls `close()` on a failed start without waiting for it;
+ * a second caller must wait for that same close (which ends the child
+ * process), not return at once. So every close after the first shares it.
+ */
+class StdioTransport extends StdioClientTransport {
+  private closing: Promise<void> | undefined;
+
+  override close(): Promise<void> {
+    this.closing ??= super.close();
+    return this.closing;
+  }
+}
+
+class HttpTransport extends StreamableHTTPClientTransport {
+  private closing: Promise<void> | undefined;
+
+  override close(): Promise<void> {
+    this.closing ??= super.close();
+    return this.closing;
+  }
+}
+
+export interface OpenedTransport {
+  transport: Transport;
+  kind: "stdio" | "http";
+  /** The child's stderr (stdio only), readable before the process starts. */
+  stderr: Readable | null;
+}
+
+export interface TransportContext {
+  /** Where a relative `cwd` resolves, and the default working directory. */
+  baseDir?: string;
+  /** The gateway's environment, under the server's own `env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** A new, unstarted transport for one server (a fresh one for each start). */
+export function openTransport(config: McpServerConfig, ctx: TransportContext): OpenedTransport {
+  if (config.url !== undefined) {
+    const transport = new HttpTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {});
+    return { transport, kind: "http", stderr: null };
+  }
+  if (config.command === undefined) throw new TypeError('an MCP server needs "command" or "url"');
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(ctx.env ?? {})) if (value !== undefined) env[key] = value;
+  Object.assign(env, config.env);
+  const transport = new StdioTransport({
+    command: config.command,
+    args: config.args ?? [],
+    env,
+    ...(ctx.baseDir !== undefined
+      ? { cwd: resolve(ctx.baseDir, config.cwd ?? ".") }
+      : config.cwd !== undefined
+        ? { cwd: config.cwd }
+        : {}),
+    stderr: "pipe",
+  });
+  return { transport, kind: "stdio", stderr: transport.stderr as Readable | null };
+}

@@ -1,0 +1,79 @@
+import { fileURLToPath } from "node:url";
+import { expect, vi } from "vitest";
+import type { McpServerConfig } from "../../src/config/schema.js";
+import { EventBus } from "../../src/runtime/events.js";
+import type { ToolContext } from "../../src/tools/tool.js";
+import { McpHub, type McpHubOptions } from "../../src/tools/mcp/index.js";
+import { type RecordingLogger, recordingLogger } from "./project.js";
+
+/** The real stdio MCP server of the tests (test/fixtures/mcp-server.mjs). */
+export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/mcp-server.mjs", import.meta.url));
+
+export function fixtureServer(extra: Omit<Partial<McpServerConfig>, "url"> = {}): McpServerConfig {
+  return { command: process.execPath, args: [FIXTURE_SERVER], ...extra };
+}
+
+/**
+ * Restart waits the test ends by hand: `release()` ends every wait begun so
+ * far; an abort (the hub closing) ends a wait at once.
+ */
+export class ManualSleep {
+  readonly waits: number[] = [];
+  private readonly pending: (() => void)[] = [];
+
+  readonly sleep = (ms: number, signal: AbortSignal): Promise<void> => {
+    this.waits.push(ms);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.pending.push(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+    });
+  };
+
+  release(): void {
+    for (const wake of this.pending.splice(0)) wake();
+  }
+
+  /** Resolves once `count` waits have begun in total. */
+  async began(count: number): Promise<void> {
+    await vi.waitFor(() => expect(this.waits.length).toBeGreaterThanOrEqual(count));
+  }
+}
+
+export interface TestHub {
+  hub: McpHub;
+  logger: RecordingLogger;
+  sleep: ManualSleep;
+}
+
+/** A hub over real server processes, with restarts the test releases by hand. Close it when done. */
+export function testHub(servers: Record<string, McpServerConfig>, opts: McpHubOptions = {}): TestHub {
+  const logger = recordingLogger();
+  const sleep = new ManualSleep();
+  const hub = new McpHub(servers, { logger, sleep: sleep.sleep, random: () => 0.5, startTimeoutMs: 20_000, ...opts });
+  return { hub, logger, sleep };
+}
+
+export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
+  return { agentId: "main", sessionKey: "agent:main:http:s", signal, events: new EventBus() };
+}
+
+export const toolCall = (name: string, args: unknown = {}, id = "c1") => ({
+  id,
+  type: "function" as const,
+  function: { name, arguments: JSON.stringify(args) },
+});
+
+/** Whether a process with this pid still exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
