@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../src/tools/tool.js";
 import type { RuntimeEvents } from "../src/runtime/events.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
 import { call, useScriptedModel } from "./support/scripted-openai.js";
@@ -126,6 +128,33 @@ describe("subagent", () => {
     const history = await jsonOf(await h.request(`/v1/sessions/${ends[0]!.childKey}/history`));
     expect(history.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
     expect(history.messages[1].content).toBe("kept");
+  });
+});
+
+describe("limits hold even against a tool that ignores its abort signal", () => {
+  const deaf = defineTool({ name: "deaf", description: "Never answers, ignores aborts.", parameters: z.object({}), timeoutMs: 0, enabledByDefault: true, execute: () => new Promise<never>(() => {}) });
+
+  function deafGateway(subturn: Record<string, unknown> = {}) {
+    const base = openaiConfig(model.server.url) as { agents: { defaults: Record<string, unknown> } };
+    return harness({ agents: AGENTS, tools: [deaf], config: { ...base, agents: { defaults: { ...base.agents.defaults, subturn } } } });
+  }
+
+  it("a child's timeout_ms ends it", async () => {
+    const h = deafGateway({ timeout_ms: 100 });
+    const ends = record(h, "subagent.end");
+    const { status, json } = await h.chat({ message: [call("subagent", { task: call("deaf", {}) }), "SAY parent done"].join("\n") });
+    expect(status).toBe(200);
+    expect(json.reply).toBe("parent done");
+    expect(ends.map((e) => e.outcome)).toEqual(["timeout"]);
+  });
+
+  it("/stop ends the turn", async () => {
+    const h = deafGateway();
+    const starts = record(h, "tool.start");
+    const turn = h.chat({ message: call("deaf", {}), session: "deaf" });
+    while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    expect((await h.chat({ message: "/stop", session: "deaf" })).json.reply).toBe("Stopped.");
+    expect((await turn).status).toBe(503);
   });
 });
 

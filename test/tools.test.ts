@@ -91,6 +91,31 @@ describe("tool set", () => {
     await expect(running).rejects.toThrow("client went away");
   });
 
+  it("an abort ends a call at once even when the tool ignores its signal", async () => {
+    const deaf = defineTool({ name: "deaf", description: "", parameters: z.object({}), timeoutMs: 0, execute: () => new Promise<never>(() => {}) });
+    const controller = new AbortController();
+    const running = new ToolSet([deaf]).execute(call("deaf", "{}"), context(controller.signal).ctx);
+    controller.abort(new Error("stop now"));
+    await expect(running).rejects.toThrow("stop now");
+  });
+
+  it("a tool past its time limit gets an error result, and its signal aborts", async () => {
+    let sawAbort = false;
+    const slow = defineTool({
+      name: "slow",
+      description: "",
+      parameters: z.object({}),
+      timeoutMs: 20,
+      execute: (_args, ctx) =>
+        new Promise<never>(() => {
+          ctx.signal.addEventListener("abort", () => (sawAbort = true));
+        }),
+    });
+    const result = await new ToolSet([slow]).execute(call("slow", "{}"), context().ctx);
+    expect(result).toEqual({ forLLM: 'tool "slow" did not finish within 20 ms (tools.slow.timeout_ms); try again or do without it', silent: false, isError: true });
+    expect(sawAbort).toBe(true);
+  });
+
   it("a tool's odd return value is turned into an error result", async () => {
     const odd = defineTool({ name: "odd", description: "", parameters: z.object({}), execute: () => undefined as never });
     const result = await new ToolSet([odd]).execute(call("odd", "{}"), context().ctx);

@@ -169,26 +169,36 @@ export class ToolSet {
       args = parsed.data;
     }
     const limit = this.timeoutMs(tool);
-    const own = { ...ctx, ...(this.state ? { state: this.state.view(tool.name, ctx.agentId, ctx.sessionKey) } : {}) };
-    if (!limit) return normaliseResult(tool.name, await tool.execute(args, own));
-
-    // Past its limit a call is abandoned: its signal aborts, and whatever it does later is ignored.
+    const state = this.state ? { state: this.state.view(tool.name, ctx.agentId, ctx.sessionKey) } : {};
+    // A call ends when the tool answers, when the turn is aborted (even if the tool ignores
+    // its signal: /stop and subagent time limits must not wait for it), or past its limit.
     const stop = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, stop.signal]);
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<ToolResult>((resolve) => {
-      timer = setTimeout(() => {
-        stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
-        resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (tools.${tool.name}.timeout_ms); try again or do without it`));
-      }, limit);
+    let onAbort: (() => void) | undefined;
+    const cut = new Promise<ToolResult>((resolve, reject) => {
+      onAbort = () => reject(abortReason(ctx.signal));
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      if (limit > 0) {
+        timer = setTimeout(() => {
+          stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
+          resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (tools.${tool.name}.timeout_ms); try again or do without it`));
+        }, limit);
+      }
     });
     try {
-      const running = Promise.resolve(tool.execute(args, { ...own, signal: AbortSignal.any([ctx.signal, stop.signal]) }));
-      return normaliseResult(tool.name, await Promise.race([running, timedOut]));
+      const running = Promise.resolve().then(() => tool.execute(args, { ...ctx, ...state, signal }));
+      return normaliseResult(tool.name, await Promise.race([running, cut]));
     } catch (error) {
-      if (stop.signal.aborted && !ctx.signal.aborted) return timedOut;
+      if (ctx.signal.aborted) throw abortReason(ctx.signal);
+      if (stop.signal.aborted) return cut;
       throw error;
     } finally {
       clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort!);
+      // Whatever an abandoned call does later is ignored.
+      stop.abort(new ToolTimeout(`tool "${tool.name}" call is over`));
+      cut.catch(() => {});
     }
   }
 }
