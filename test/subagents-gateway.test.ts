@@ -235,6 +235,20 @@ describe("spawn", () => {
   });
 });
 
+describe("spawn inside a subagent", () => {
+  it("is refused, so no result can land in a session that has ended", async () => {
+    const h = gateway();
+    const child = [call("spawn", { task: [writePlan("g", "grandchild"), "SAY late"].join("\n") }), "SAY child done"].join("\n");
+    const { json } = await h.chat({ message: call("subagent", { task: child }) });
+    expect(json.reply).toContain("child done");
+    const [, second] = childRequests(child).slice(-2);
+    expect(toolResults(second!)[0]).toBe("spawn only works in the user's own conversation, not inside a subagent; use the subagent tool, which waits for the answer");
+    await h.runtime.idle();
+    expect(h.runtime.todos.size).toBe(0);
+    expect(h.runtime.history.size).toBe(1);
+  });
+});
+
 describe("/stop and /subagents", () => {
   it("/subagents lists running children; /stop ends them at once without waiting for the session lock", async () => {
     const h = gateway();

@@ -319,17 +319,12 @@ export class Runtime {
    * A background (spawned) child ended: its result goes into the parent's
    * session as a system note, as a turn of its own, and the parent's answer
    * reaches the user through the outbox (an open stream, or the next chat
-   * response). Nothing happens when the parent is a subagent that has ended.
+   * response).
    */
   private announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void {
-    if (this.closing) return;
-    if (isSubagentKey(parentKey) && !this.subturns.isRunning(parentKey)) {
-      this.logger.info(`subagent ${result.id} finished after its parent ${parentKey} ended; its result is dropped`);
-      return;
-    }
-    const background = !isSubagentKey(parentKey);
+    // Only a user's own session takes background results (spawn refuses to run inside a subagent).
+    if (this.closing || isSubagentKey(parentKey)) return;
     const deliver = (delivery: Delivery) => {
-      if (!background) return;
       this.events.emit("delivery", { agentId: parentAgent.id, sessionKey: parentKey, ...delivery });
       this.outbox.publish(parentKey, { type: "delivery", ...delivery }, true);
     };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
 import { abortReason } from "../../errors.js";
+import { isSubagentKey } from "../../runtime/session-key.js";
 import type { ChildResult, Subturns } from "../../runtime/subturns.js";
 import type { AnyTool } from "../registry.js";
 import { type ToolContext, type ToolResult, defineTool, toolResult } from "../tool.js";
@@ -93,6 +94,10 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
     enabledByDefault: true,
     timeoutMs: 0, // children have their own limit (agents.defaults.subturn.timeout_ms)
     execute: async (args, ctx) => {
+      if (isSubagentKey(ctx.sessionKey)) {
+        // A subagent's life is one turn: a result that arrives later could never reach it.
+        return toolResult.error("spawn only works in the user's own conversation, not inside a subagent; use the subagent tool, which waits for the answer");
+      }
       const caller = host.agents.get(ctx.agentId)!;
       const target = targetAgent(host, caller, args.agent_id);
       if (typeof target === "string") return toolResult.error(target);
