@@ -1,3 +1,4 @@
+import type { AgentDefinition } from "./agents/agent.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
 import type { LoadedConfig } from "./config/load.js";
 import { ConfigError } from "./errors.js";
@@ -41,15 +42,39 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
       ...catalog.warnings,
     ]);
   }
+  const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  checkUsedModels(loaded, catalog.agents.values(), models);
   const runtime = new Runtime({
     config: loaded.config,
     agents: catalog.agents,
-    models: new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+    models,
     tools: opts.tools ?? [],
     toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
   });
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], origins: new Map() };
+}
+
+/**
+ * Every model entry an agent will use (the default model, and each agent's
+ * own) must be usable now: its `${VAR}`s set, its `api_base` a URL, its
+ * options valid for its provider. Otherwise start-up stops, naming the
+ * config path; entries nobody uses may stay incomplete.
+ */
+function checkUsedModels(loaded: LoadedConfig, agents: Iterable<AgentDefinition>, models: ModelCatalog): void {
+  const known = new Set(loaded.config.model_list.map((m) => m.model_name));
+  const used = new Set([loaded.config.agents.defaults.model_name]);
+  for (const agent of agents) if (agent.model !== undefined && known.has(agent.model)) used.add(agent.model);
+  const problems: string[] = [];
+  for (const name of used) {
+    try {
+      models.get(name);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
 }
 
 /** What an MCP server process inherits from the gateway's environment; the rest it gets only through its own `env`. */

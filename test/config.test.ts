@@ -124,6 +124,27 @@ describe("config validation", () => {
     ]);
   });
 
+  it("cross-field problems are reported alongside the others", () => {
+    const problems = problemsOf(() =>
+      load({
+        gateway: { port: "x" },
+        model_list: [
+          { model_name: "a", provider: "builtin", model: "s" },
+          { model_name: "a", provider: "builtin", model: "s" },
+        ],
+      }),
+    );
+    expect(problems).toEqual([
+      "gateway.port: expected number, received string",
+      'model_list[1].model_name: duplicate model_name "a" (also model_list[0])',
+      'agents.defaults.model_name: unknown model_name "local"; model_list has: a',
+    ]);
+    expect(problemsOf(() => load({ gateway: { port: "x" } }, { PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME: "gtp" }))).toEqual([
+      "gateway.port: expected number, received string",
+      'PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME (agents.defaults.model_name): unknown model_name "gtp"; model_list has: local',
+    ]);
+  });
+
   it("accepts a $schema key for editors", () => {
     expect(load({ $schema: "./config/picoclaw.schema.json" }).config.$schema).toBe("./config/picoclaw.schema.json");
   });

@@ -74,18 +74,20 @@ describe("a turn against an OpenAI-compatible server", () => {
     expect(h.runtime.history.size).toBe(0);
   });
 
-  it("a model entry whose ${VAR} is unset fails its turns with the config path and variable", async () => {
-    const h = harness({
-      config: {
-        agents: { defaults: { model_name: "gpt" } },
-        model_list: [{ model_name: "gpt", provider: "openai", model: "m", api_base: server.url, api_key: "${MISSING_KEY}" }],
-      },
+  it("a used model entry whose ${VAR} is unset stops start-up naming the config path and variable; an unused one does not", () => {
+    const config = (defaultModel: string) => ({
+      agents: { defaults: { model_name: defaultModel } },
+      model_list: [
+        { model_name: "local", provider: "builtin", model: "scripted" },
+        { model_name: "gpt", provider: "openai", model: "m", api_base: server.url, api_key: "${MISSING_KEY}" },
+        { model_name: "bad", provider: "openai", model: "m", api_base: "not a url" },
+      ],
     });
-    const { status, json } = await h.chat({ message: "hi" });
-    expect(status).toBe(500);
-    expect(json.error).toEqual({
-      code: "config_invalid",
-      message: 'model_list[0].api_key: environment variable MISSING_KEY is not set (model "gpt" needs it)',
-    });
+    expect(() => harness({ config: config("gpt") })).toThrow(
+      'model_list[1].api_key: environment variable MISSING_KEY is not set (model "gpt" needs it)',
+    );
+    expect(() => harness({ config: config("bad") })).toThrow('model_list[2].api_base: not a URL: "not a url"');
+    expect(() => harness({ config: config("local"), agents: { main: "m", other: "---\nmodel: gpt\n---\np" } })).toThrow(/MISSING_KEY/);
+    expect(harness({ config: config("local") }).runtime.agents.size).toBe(1);
   });
 });

@@ -148,37 +148,40 @@ export const configSchema = z
     model_list: z.array(modelEntrySchema).default(() => DEFAULT_MODEL_LIST.map((m) => ({ ...m }))),
     tools: toolsSchema,
   })
-  .superRefine((config, ctx) => {
-    const names = new Map<string, number>();
-    config.model_list.forEach((entry, i) => {
-      if (names.has(entry.model_name)) {
+  // Cross-field checks run even when other parts of the config are wrong (one message per
+  // problem), so they read the value defensively: any part may still be raw input.
+  .superRefine(
+    (value, ctx) => {
+      const config = value as { model_list?: unknown; agents?: { defaults?: { model_name?: unknown } } };
+      const list = Array.isArray(config.model_list) ? (config.model_list as unknown[]) : [];
+      const entries = list.map((entry) => (entry !== null && typeof entry === "object" ? (entry as Record<string, unknown>) : {}));
+      const names = new Map<string, number>();
+      entries.forEach((entry, i) => {
+        const name = entry.model_name;
+        if (typeof name !== "string") return;
+        if (names.has(name)) {
+          ctx.addIssue({ code: "custom", path: ["model_list", i, "model_name"], message: `duplicate model_name "${name}" (also model_list[${names.get(name)}])` });
+        } else names.set(name, i);
+      });
+      entries.forEach((entry, i) => {
+        if (!Array.isArray(entry.fallbacks)) return;
+        entry.fallbacks.forEach((name: unknown, j: number) => {
+          if (typeof name === "string" && !names.has(name)) {
+            ctx.addIssue({ code: "custom", path: ["model_list", i, "fallbacks", j], message: `unknown model_name "${name}"` });
+          }
+        });
+      });
+      const chosen = config.agents?.defaults?.model_name;
+      if (typeof chosen === "string" && Array.isArray(config.model_list) && !names.has(chosen)) {
         ctx.addIssue({
           code: "custom",
-          path: ["model_list", i, "model_name"],
-          message: `duplicate model_name "${entry.model_name}" (also model_list[${names.get(entry.model_name)}])`,
+          path: ["agents", "defaults", "model_name"],
+          message: `unknown model_name "${chosen}"; model_list has: ${[...names.keys()].join(", ") || "nothing"}`,
         });
-      } else names.set(entry.model_name, i);
-    });
-    config.model_list.forEach((entry, i) => {
-      entry.fallbacks?.forEach((name, j) => {
-        if (!names.has(name)) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["model_list", i, "fallbacks", j],
-            message: `unknown model_name "${name}"`,
-          });
-        }
-      });
-    });
-    const chosen = config.agents.defaults.model_name;
-    if (!names.has(chosen)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["agents", "defaults", "model_name"],
-        message: `unknown model_name "${chosen}"; model_list has: ${[...names.keys()].join(", ") || "nothing"}`,
-      });
-    }
-  });
+      }
+    },
+    { when: () => true },
+  );
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
