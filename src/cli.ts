@@ -5,6 +5,7 @@ import { maskSecrets } from "./config/mask.js";
 import { ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { startGateway } from "./gateway/server.js";
 import { logEvents } from "./runtime/event-log.js";
+import { CHAT_ID } from "./runtime/session-key.js";
 import { type Logger, createLogger } from "./log.js";
 
 const USAGE = `picoclaw: a gateway runtime for chat agents
@@ -60,7 +61,7 @@ export async function runCli(io: CliIO): Promise<number> {
   }
   try {
     const loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: values.config ? ["--config", values.config] : [] });
-    const logger = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL ?? "info");
+    const logger = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || "info");
     switch (command) {
       case "gateway":
         return await gateway(loaded, logger, io);
@@ -136,6 +137,9 @@ async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work
 function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
   const text = values.message;
   if (text === undefined) throw new UsageError("agent needs -m TEXT");
+  if (values.session !== undefined && !CHAT_ID.test(values.session)) {
+    throw new UsageError(`--session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(values.session)})`);
+  }
   return withRuntime(loaded, logger, io, async ({ runtime }) => {
     const outcome = await runtime.handleMessage({
       agentId: values.agent ?? loaded.config.agents.default,

@@ -37,6 +37,12 @@ describe("picoclaw agent -m", () => {
     expect(stderr).toBe('picoclaw: agent_not_found: unknown agent "ghost"');
   });
 
+  it("a --session a session key cannot be built from is a usage error", async () => {
+    const { code, stderr } = await cli(["agent", "-m", "x", "--session", "a:subagent:b"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^picoclaw: --session: expected 1-128 characters/);
+  });
+
   it("without -m is a usage error", async () => {
     const { code, stderr } = await cli(["agent"]);
     expect(code).toBe(2);

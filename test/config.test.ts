@@ -239,6 +239,13 @@ describe("environment overrides", () => {
     expect(problemsOf(() => load({}, { [variable]: value }))).toEqual([message]);
   });
 
+  it("a bad PICOCLAW_LOG_LEVEL stops start-up naming the variable", () => {
+    expect(problemsOf(() => load({}, { PICOCLAW_LOG_LEVEL: "verbose" }))).toEqual([
+      'PICOCLAW_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    ]);
+    expect(load({}, { PICOCLAW_LOG_LEVEL: "DEBUG" }).config.gateway.port).toBe(18790);
+  });
+
   it("an unknown model name from the environment names the variable", () => {
     expect(problemsOf(() => load({}, { PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME: "nope" }))).toEqual([
       'PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME (agents.defaults.model_name): unknown model_name "nope"; model_list has: local',

@@ -117,6 +117,12 @@ describe("turn loop", () => {
 });
 
 describe("sessions", () => {
+  it("a chat id or channel a session key cannot be built from is refused", async () => {
+    const runtime = makeRuntime(new ControlledModel());
+    await expect(send(runtime, "x", "a:subagent:b")).rejects.toMatchObject({ status: 400, code: "invalid_request" });
+    await expect(runtime.handleMessage({ agentId: "main", channel: "Bad Channel", chatId: "s", text: "x" })).rejects.toMatchObject({ status: 400 });
+  });
+
   it("turns on one session run one at a time, in arrival order", async () => {
     const model = new ControlledModel();
     const runtime = makeRuntime(model);

@@ -118,6 +118,14 @@ describe("todo through the gateway", () => {
     expect(on.runtime.todos.size).toBe(1);
   });
 
+  it("/todo refuses to keep a plan for an agent without the todo tool", async () => {
+    const h = gateway({}, null);
+    for (const message of ["/todo", "/todo edit\n- [ ] sneaky"]) {
+      expect((await h.chat({ message })).json.reply).toMatch(/^This agent has no todo tool/);
+    }
+    expect(h.runtime.todos.size).toBe(0);
+  });
+
   it("tools.todo.max_plans caps the plans of the whole gateway", async () => {
     const h = gateway({}, { enabled: true, max_plans: 1 });
     await h.chat({ message: write([{ id: "1", content: "x" }]), session: "first" });

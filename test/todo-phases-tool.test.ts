@@ -213,11 +213,11 @@ describe("phases tool: store, keys and capacity", () => {
     expect([first(store.read("main", "k1")), first(store.read("other", "k1")), first(store.read("main", "k2"))]).toEqual(["one", "two", "three"]);
   });
 
-  it("a new plan beyond capacity is refused with the list tool's message; existing plans still change", async () => {
+  it("a new plan beyond capacity is refused with the list tool's message after Errors: ; existing plans still change", async () => {
     const { run, store } = setup(1);
     await run(init, "main", "a");
     expect(await run(init, "main", "b")).toEqual({
-      forLLM: "todo session capacity reached; clear an obsolete plan before creating another",
+      forLLM: "Errors: todo session capacity reached; clear an obsolete plan before creating another",
       silent: false,
       isError: true,
     });

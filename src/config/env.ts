@@ -48,6 +48,9 @@ const FIXED: Override[] = [
 
 const TOOL_ENABLED = /^PICOCLAW_TOOLS_([A-Z0-9_]+)_ENABLED$/;
 
+/** Values PICOCLAW_LOG_LEVEL may take (pino's levels). */
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
 /** The variable that switches a tool on or off: `todo` → `PICOCLAW_TOOLS_TODO_ENABLED`. */
 export function toolEnabledVariable(tool: string): string {
   return `PICOCLAW_TOOLS_${tool.toUpperCase()}_ENABLED`;
@@ -93,6 +96,10 @@ export function applyEnvOverrides(
     const parsed = parseBoolean(env[variable]!);
     if ("problem" in parsed) outcome.problems.push(`${variable}: ${parsed.problem}`);
     else outcome.toolSwitches.push({ variable, tool, enabled: parsed.value as boolean });
+  }
+  const level = env.PICOCLAW_LOG_LEVEL;
+  if (level !== undefined && !LOG_LEVELS.includes(level.trim().toLowerCase())) {
+    outcome.problems.push(`PICOCLAW_LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level)}`);
   }
   for (const { variable, path, parse } of overrides) {
     const rawValue = env[variable];

@@ -19,7 +19,7 @@ import { type HistoryStore, MemoryHistoryStore } from "./history.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox } from "./outbox.js";
 import { SessionLifecycle, SessionState } from "./session-state.js";
-import { agentOfKey, isSubagentKey, rootKey, sessionKeyFor } from "./session-key.js";
+import { CHAT_ID, agentOfKey, isSubagentKey, parseSessionKey, rootKey, sessionKeyFor } from "./session-key.js";
 import { StopSwitches } from "./stop-switches.js";
 import { type ChildResult, Subturns } from "./subturns.js";
 import { type Delivery, runTurn } from "./turn.js";
@@ -154,6 +154,7 @@ export class Runtime {
         store: this.todos,
         events: this.events,
         styleOf: (agentId) => this.todoStyleOf(this.agent(agentId)),
+        hasTodo: (agentId) => this.policy.toolSet(this.agent(agentId)).has("todo"),
         noteForModel: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
       }),
     );
@@ -227,7 +228,11 @@ export class Runtime {
   async handleMessage(input: MessageInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
     const agent = this.agent(input.agentId);
+    if (!CHAT_ID.test(input.chatId)) {
+      throw new RequestError(400, "invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(input.chatId)})`);
+    }
     const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
+    if (!parseSessionKey(sessionKey)) throw new RequestError(400, "invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
     const matched = this.commands.match(input.text);
     const stop = matched && !matched.command.locked ? undefined : this.holdStop(sessionKey);
     const signal = AbortSignal.any([input.signal, stop?.signal ?? this.shutdown.signal].filter((s) => s !== undefined));

@@ -19,6 +19,8 @@ export interface TodoCommandHost {
   store: SharedPlanStore;
   events: EventBus;
   styleOf(agentId: string): TodoStyle;
+  /** Whether the agent has the todo tool (config gate and allowlist). */
+  hasTodo(agentId: string): boolean;
   /** Keeps the note for the session's next turn (replacing an older one). */
   noteForModel(agentId: string, sessionKey: string, note: string): void;
 }
@@ -95,6 +97,9 @@ export function todoCommand(host: TodoCommandHost): Command {
     description: "show or change this session's plan (Markdown); the agent is told about your change",
     locked: true,
     run: (ctx) => {
+      if (!host.hasTodo(ctx.agentId)) {
+        return "This agent has no todo tool, so it keeps no plan (turn it on with tools.todo.enabled, and list todo in the agent's tools if it has an allowlist).";
+      }
       const style = host.styleOf(ctx.agentId);
       const [first = "", ...more] = ctx.args.split(/\r?\n/);
       const [word = "", ...words] = first.trim().split(/\s+/);

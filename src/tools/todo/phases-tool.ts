@@ -105,7 +105,7 @@ export function createPhasesTool(store: PhasePlanAccess) {
         });
       } catch (error) {
         if (error instanceof OpFailed) return toolResult.error(error.message);
-        if (error instanceof CapacityError) return toolResult.error(TODO_ERRORS.capacity);
+        if (error instanceof CapacityError) return toolResult.error(formatErrors([TODO_ERRORS.capacity]));
         throw error;
       }
       const reply = success(result);
