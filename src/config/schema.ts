@@ -30,6 +30,9 @@ export const agentsSchema = z
       .strictObject({
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
+        max_history_messages: int(10, 100_000)
+          .default(500)
+          .describe("Messages a session keeps; older exchanges are dropped first."),
         subturn: subturnSchema,
       })
       .prefault({}),

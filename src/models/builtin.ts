@@ -31,6 +31,7 @@ export class BuiltinModel implements ModelProvider {
       }
     }
     const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : "";
+    if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
     if (!script) return this.reply(echo(text, request.tools.map((t) => t.name)));
 
@@ -87,6 +88,16 @@ function summarise(script: ScriptedCall[], results: ChatMessage[]): string {
     lines.push(`${i + 1}. ${call.tool}${result?.is_error ? " (error)" : ""}: ${content}`);
   });
   return lines.join("\n");
+}
+
+/** A system note (a background subagent's result): passed on without the gateway's bracketed lines. */
+function relay(note: string): string {
+  const body = note
+    .split(/\r?\n/)
+    .filter((line) => !/^\[.*\]$/.test(line.trim()))
+    .join("\n")
+    .trim();
+  return `Background work finished:\n\n${body || "(no answer)"}`;
 }
 
 function echo(text: string, tools: string[]): string {

@@ -19,7 +19,7 @@ import { type HistoryStore, MemoryHistoryStore } from "./history.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox } from "./outbox.js";
 import { SessionLifecycle, SessionState } from "./session-state.js";
-import { CHAT_ID, agentOfKey, isSubagentKey, parseSessionKey, rootKey, sessionKeyFor } from "./session-key.js";
+import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "./session-key.js";
 import { StopSwitches } from "./stop-switches.js";
 import { type ChildResult, Subturns } from "./subturns.js";
 import { type Delivery, runTurn } from "./turn.js";
@@ -112,7 +112,7 @@ export class Runtime {
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
-    this.history = opts.history ?? new MemoryHistoryStore();
+    this.history = opts.history ?? new MemoryHistoryStore(this.config.agents.defaults.max_history_messages);
     this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
     this.todos = createPlanStore(this.config.tools.todo.max_plans);
     this.lifecycle.register(this.todos);
@@ -207,9 +207,9 @@ export class Runtime {
       }));
   }
 
-  /** Empties a session: its history first, then every per-session store (todo plans...). */
+  /** Empties a session: its history (and kept histories of its finished subagents) first, then every per-session store. */
   async clearSession(sessionKey: string): Promise<void> {
-    this.history.clear(sessionKey);
+    for (const key of this.history.keys()) if (isWithin(key, sessionKey) && !this.subturns.isRunning(key)) this.history.clear(key);
     await this.lifecycle.clear(sessionKey, "clear");
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
   }
