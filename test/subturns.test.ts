@@ -94,7 +94,7 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
     label: "job",
     signal,
   });
-  return { subturns, state, history, ends, starts, request, behave: (fn: typeof behaviour) => (behaviour = fn) };
+  return { subturns, state, history, ends, starts, events, lifecycle, request, behave: (fn: typeof behaviour) => (behaviour = fn) };
 }
 
 const untilAborted = (signal: AbortSignal) =>
@@ -197,6 +197,21 @@ describe("limits", () => {
     await expect(waiting).rejects.toThrow("gone");
     taken!();
     expect(await subturns.slot("p", new AbortController().signal)).not.toBeNull();
+  });
+
+  it("as seen in events, never more than max_concurrent children run at once", async () => {
+    const { subturns, events, lifecycle, request } = setup({ max_concurrent: 2, concurrency_timeout_ms: 5000 });
+    lifecycle.register({ clearSession: () => new Promise<void>((r) => setTimeout(r, 5)) }); // a store that takes a while to release
+    let running = 0;
+    let peak = 0;
+    events.on("subagent.start", () => (peak = Math.max(peak, ++running)));
+    events.on("subagent.end", () => running--);
+    const run = async () => {
+      const release = await subturns.slot("agent:main:http:s", new AbortController().signal);
+      return (await subturns.start(request(), release!).done).outcome;
+    };
+    expect(await Promise.all(Array.from({ length: 6 }, run))).toEqual(Array(6).fill("done"));
+    expect(peak).toBe(2);
   });
 
   it("children hold their slot while running and give it back however they end", async () => {

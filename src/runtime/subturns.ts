@@ -190,7 +190,6 @@ export class Subturns {
     } finally {
       clearTimeout(timer);
       this.running.delete(childKey);
-      releaseSlot();
       await this.release(childKey);
       const durationMs = host.clock.now() - started;
       host.events.emit("subagent.end", {
@@ -203,6 +202,8 @@ export class Subturns {
         durationMs,
       });
       host.outbox.publish(user, { type: "subagent.end", ...notice, outcome, durationMs });
+      // Last: the next child may start only once this one has visibly ended.
+      releaseSlot();
     }
     return {
       id,
