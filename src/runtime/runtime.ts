@@ -234,8 +234,12 @@ export class Runtime {
     const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
     if (!parseSessionKey(sessionKey)) throw new RequestError(400, "invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
     const matched = this.commands.match(input.text);
-    const stop = matched && !matched.command.locked ? undefined : this.holdStop(sessionKey);
-    const signal = AbortSignal.any([input.signal, stop?.signal ?? this.shutdown.signal].filter((s) => s !== undefined));
+    const stop = matched && !matched.command.locked ? undefined : this.stops.hold(rootKey(sessionKey));
+    // One signal for the whole message: the client, the session's stop switch, shutdown.
+    const sources = [this.shutdown.signal];
+    if (stop) sources.push(stop.signal);
+    if (input.signal) sources.push(input.signal);
+    const signal = sources.length === 1 ? sources[0]! : AbortSignal.any(sources);
     const delivered: Delivery[] = [];
     const deliver = (delivery: Delivery) => {
       delivered.push(delivery);
