@@ -33,6 +33,11 @@ describe("the built-in model", () => {
     expect(done.text).toBe("Ran 2 tool calls:\n1. a: A\n2. b (error): bad");
   });
 
+  it("echoes a subagent's task without the gateway's context line", async () => {
+    const reply = await ask([{ role: "user", content: '[A task from agent "main". Your final answer goes back to it, not to the user.]\n\nsummarise this' }]);
+    expect(reply.text).toMatch(/^You said: summarise this\n/);
+  });
+
   it("a script is only CALL lines; bracketed notes around it are skipped", () => {
     expect(parseScript("CALL a\nhello")).toBeNull();
     expect(parseScript("[A task from agent \"main\".]\n\nCALL a {}")).toEqual([{ tool: "a", args: "{}" }]);

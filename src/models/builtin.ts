@@ -33,7 +33,7 @@ export class BuiltinModel implements ModelProvider {
     const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : "";
     if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
-    if (!script) return this.reply(echo(text, request.tools.map((t) => t.name)));
+    if (!script) return this.reply(echo(withoutNotes(text), request.tools.map((t) => t.name)));
 
     const results = messages.slice(lastUser + 1).filter((m) => m.role === "tool");
     const next = script[results.length];
@@ -90,14 +90,18 @@ function summarise(script: ScriptedCall[], results: ChatMessage[]): string {
   return lines.join("\n");
 }
 
-/** A system note (a background subagent's result): passed on without the gateway's bracketed lines. */
-function relay(note: string): string {
-  const body = note
+/** A message without the gateway's bracketed note lines (a subagent's context line, a system note's frame). */
+function withoutNotes(text: string): string {
+  return text
     .split(/\r?\n/)
     .filter((line) => !/^\[.*\]$/.test(line.trim()))
     .join("\n")
     .trim();
-  return `Background work finished:\n\n${body || "(no answer)"}`;
+}
+
+/** A system note (a background subagent's result): passed on without the gateway's bracketed lines. */
+function relay(note: string): string {
+  return `Background work finished:\n\n${withoutNotes(note) || "(no answer)"}`;
 }
 
 function echo(text: string, tools: string[]): string {
