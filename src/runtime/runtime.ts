@@ -1,5 +1,6 @@
 import { nanoid } from "nanoid";
 import type { AgentDefinition } from "../agents/agent.js";
+import { type AgentSummary, agentSummaries, agentWarnings } from "../agents/overview.js";
 import { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
@@ -21,6 +22,7 @@ import { Outbox } from "./outbox.js";
 import { SessionLifecycle, SessionState } from "./session-state.js";
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "./session-key.js";
 import { StopSwitches } from "./stop-switches.js";
+import { answerInBackground } from "./background.js";
 import { type ChildResult, Subturns } from "./subturns.js";
 import { type Delivery, runTurn } from "./turn.js";
 
@@ -62,13 +64,6 @@ export interface MessageOutcome {
   delivered: Delivery[];
 }
 
-export interface AgentSummary {
-  id: string;
-  name: string;
-  description: string;
-  model: string;
-  tools: string[];
-}
 
 /**
  * The provider-free core: agents, tools, models, sessions, subagents. The
@@ -170,19 +165,9 @@ export class Runtime {
     this.commands.add(command);
   }
 
-  /** Warnings worth printing at start-up: allowlists naming unknown tools, agents on unknown models. */
+  /** Warnings worth printing at start-up (unknown tools, models or agents named by config and AGENT.md files). */
   startupWarnings(): string[] {
-    const warnings = [...this.policy.configWarnings(), ...this.policy.allowlistWarnings(this.agents.values())];
-    const models = new Set(this.config.model_list.map((m) => m.model_name));
-    for (const agent of this.agents.values()) {
-      if (agent.model !== undefined && !models.has(agent.model)) {
-        warnings.push(`${agent.file}: model "${agent.model}" is not a model_name in model_list; its turns will fail`);
-      }
-      for (const other of agent.allowAgents) {
-        if (other !== "*" && !this.agents.has(other)) warnings.push(`${agent.file}: allow_agents lists "${other}", which is not an agent`);
-      }
-    }
-    return warnings;
+    return [...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config)];
   }
 
   agent(agentId: string): AgentDefinition {
@@ -196,15 +181,7 @@ export class Runtime {
   }
 
   summaries(): AgentSummary[] {
-    return [...this.agents.values()]
-      .sort((a, b) => (a.id < b.id ? -1 : 1))
-      .map((agent) => ({
-        id: agent.id,
-        name: agent.name,
-        description: agent.description,
-        model: this.modelNameOf(agent),
-        tools: this.policy.effectiveToolNames(agent),
-      }));
+    return agentSummaries(this.agents, this.policy, (agent) => this.modelNameOf(agent));
   }
 
   /** Empties a session: its history (and kept histories of its finished subagents) first, then every per-session store. */
@@ -324,33 +301,29 @@ export class Runtime {
     }
   }
 
-  /**
-   * A background (spawned) child ended: its result goes into the parent's
-   * session as a system note, as a turn of its own, and the parent's answer
-   * reaches the user through the outbox (an open stream, or the next chat
-   * response).
-   */
+  /** A spawned child ended: the parent answers its result in a turn of its own (only in a user's own session). */
   private announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void {
-    // Only a user's own session takes background results (spawn refuses to run inside a subagent).
     if (this.closing || isSubagentKey(parentKey)) return;
-    const deliver = (delivery: Delivery) => {
-      this.events.emit("delivery", { agentId: parentAgent.id, sessionKey: parentKey, ...delivery });
-      this.outbox.publish(parentKey, { type: "delivery", ...delivery }, true);
-    };
-    const stop = this.holdStop(parentKey);
-    const task = this.locks.run(parentKey, async () => {
-      stop.signal.throwIfAborted();
-      return this.turn(parentAgent, parentKey, systemNote(result), stop.signal, deliver);
-    });
-    this.track(task);
-    task.then(
-      () => stop.release(),
-      (error: unknown) => {
-        stop.release();
-        if (stop.signal.aborted) return;
-        this.logger.warn(`answering the result of subagent ${result.id} in ${parentKey} failed: ${messageOf(error)}`);
-        deliver({ from: "agent", text: `Subagent "${result.label}" finished, but I could not answer just now (${(error as { code?: string }).code ?? "error"}). Ask me about it.` });
-      },
+    this.track(
+      answerInBackground(
+        {
+          events: this.events,
+          outbox: this.outbox,
+          logger: this.logger,
+          runQueuedTurn: (agent, key, text, deliver) => {
+            const stop = this.holdStop(key);
+            return this.locks
+              .run(key, async () => {
+                stop.signal.throwIfAborted();
+                return this.turn(agent, key, text, stop.signal, deliver);
+              })
+              .finally(stop.release);
+          },
+        },
+        parentKey,
+        parentAgent,
+        result,
+      ),
     );
   }
 
@@ -396,11 +369,4 @@ export class Runtime {
   onClose(close: () => Promise<void> | void): void {
     this.closers.push(close);
   }
-}
-
-/** The message a parent receives when a background child ends. */
-export function systemNote(result: ChildResult): string {
-  const head = `[System note: background subagent "${result.label}" (id ${result.id}, agent ${result.agentId})`;
-  if (result.outcome === "done") return `${head} finished. Its result:]\n\n${result.reply ?? ""}\n\n[Tell the user what they need to know from it.]`;
-  return `${head} did not finish (${result.outcome}): ${result.error ?? "no reason given"}.]\n\n[Tell the user, briefly.]`;
 }
