@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
@@ -189,6 +190,20 @@ describe("sessions", () => {
     await first;
     await expect(second).rejects.toThrow("gone");
     expect(model.pending).toHaveLength(1);
+  });
+
+  it("messages leave no listener behind on long-lived signals (no growth per message)", async () => {
+    const model = new ControlledModel();
+    const runtime = makeRuntime(model);
+    const client = new AbortController();
+    for (let i = 0; i < 50; i++) {
+      const turn = send(runtime, `m${i}`, "s", client.signal);
+      (await model.calls(i + 1))[i]!.resolve({ text: "ok" });
+      await turn;
+      await send(runtime, "/help", "s", client.signal);
+    }
+    expect(getEventListeners(runtime.shutdownSignal, "abort")).toHaveLength(0);
+    expect(getEventListeners(client.signal, "abort")).toHaveLength(0);
   });
 
   it("close lets running turns finish within the grace period, then aborts the rest", async () => {

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { OutboxItem } from "../runtime/outbox.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { joinSignals } from "../signals.js";
 
 export const HEARTBEAT_MS = 15_000;
 
@@ -25,7 +26,8 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
       queue.push(item);
       wake?.();
     });
-    const ended = AbortSignal.any([c.req.raw.signal, runtime.shutdownSignal]);
+    const joined = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
+    const ended = joined.signal;
     const stop = () => wake?.();
     ended.addEventListener("abort", stop);
     stream.onAbort(stop);
@@ -46,6 +48,7 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
     } finally {
       unsubscribe();
       ended.removeEventListener("abort", stop);
+      joined.dispose();
     }
   });
 }

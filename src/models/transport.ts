@@ -1,4 +1,5 @@
 import { ModelError, abortReason } from "../errors.js";
+import { joinSignals } from "../signals.js";
 import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
 import { detailOf, httpError, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
@@ -89,12 +90,13 @@ export class ModelTransport {
   private async attempt(wire: WireRequest, signal: AbortSignal, out: ResponseAssembler): Promise<ModelResponse> {
     const timer = new IdleTimer(this.timeoutMs);
     const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: () => timer.restart() };
+    const joined = joinSignals([signal, timer.signal]);
     try {
       const response = await this.fetchImpl(wire.url, {
         method: "POST",
         headers: wire.headers,
         body: JSON.stringify(wire.body),
-        signal: AbortSignal.any([signal, timer.signal]),
+        signal: joined.signal,
       });
       timer.restart();
       if (!response.ok) {
@@ -114,6 +116,7 @@ export class ModelTransport {
       });
     } finally {
       timer.stop();
+      joined.dispose();
     }
   }
 }

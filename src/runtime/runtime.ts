@@ -5,6 +5,7 @@ import { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
+import { joinSignals } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import type { ToolSwitch } from "../config/env.js";
@@ -213,10 +214,8 @@ export class Runtime {
     const matched = this.commands.match(input.text);
     const stop = matched && !matched.command.locked ? undefined : this.stops.hold(rootKey(sessionKey));
     // One signal for the whole message: the client, the session's stop switch, shutdown.
-    const sources = [this.shutdown.signal];
-    if (stop) sources.push(stop.signal);
-    if (input.signal) sources.push(input.signal);
-    const signal = sources.length === 1 ? sources[0]! : AbortSignal.any(sources);
+    const joined = joinSignals([this.shutdown.signal, stop?.signal, input.signal]);
+    const signal = joined.signal;
     const delivered: Delivery[] = [];
     const deliver = (delivery: Delivery) => {
       delivered.push(delivery);
@@ -240,13 +239,21 @@ export class Runtime {
       return { agentId: agent.id, sessionKey, reply, delivered };
     } finally {
       stop?.release();
+      joined.dispose();
     }
   }
 
   /** The session's stop switch joined with shutdown; held until released. */
   private holdStop(sessionKey: string): { signal: AbortSignal; release: () => void } {
     const held = this.stops.hold(rootKey(sessionKey));
-    return { signal: AbortSignal.any([held.signal, this.shutdown.signal]), release: held.release };
+    const joined = joinSignals([held.signal, this.shutdown.signal]);
+    return {
+      signal: joined.signal,
+      release: () => {
+        held.release();
+        joined.dispose();
+      },
+    };
   }
 
   private track(task: Promise<unknown>): void {

@@ -2,6 +2,7 @@ import { Semaphore, withTimeout, E_TIMEOUT } from "async-mutex";
 import type { AgentDefinition } from "../agents/agent.js";
 import type { Config } from "../config/schema.js";
 import { abortReason, messageOf } from "../errors.js";
+import { joinSignals } from "../signals.js";
 import type { Logger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { EventBus } from "./events.js";
@@ -170,7 +171,8 @@ export class Subturns {
     };
     const ownStop = new AbortController();
     const timer = setTimeout(() => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)), this.limits.timeout_ms);
-    const signal = AbortSignal.any([request.signal, ownStop.signal]);
+    const joined = joinSignals([request.signal, ownStop.signal]);
+    const signal = joined.signal;
     const user = rootKey(request.parentKey);
     const notice = { id, label: request.label, agent: request.agent.id };
 
@@ -189,6 +191,7 @@ export class Subturns {
       error = timedOut ? `timed out after ${this.limits.timeout_ms} ms (agents.defaults.subturn.timeout_ms)` : messageOf(caught);
     } finally {
       clearTimeout(timer);
+      joined.dispose();
       this.running.delete(childKey);
       await this.release(childKey);
       const durationMs = host.clock.now() - started;

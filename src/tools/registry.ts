@@ -3,6 +3,7 @@ import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { describeIssues } from "../validation.js";
 import { SessionState } from "../runtime/session-state.js";
+import { joinSignals } from "../signals.js";
 import { TOOL_NAME, type Tool, type ToolContext, type ToolResult, type ToolState, toolResult } from "./tool.js";
 
 // biome-ignore lint: a registry holds tools of every argument type
@@ -173,7 +174,8 @@ export class ToolSet {
     // A call ends when the tool answers, when the turn is aborted (even if the tool ignores
     // its signal: /stop and subagent time limits must not wait for it), or past its limit.
     const stop = new AbortController();
-    const signal = AbortSignal.any([ctx.signal, stop.signal]);
+    const joined = joinSignals([ctx.signal, stop.signal]);
+    const signal = joined.signal;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const cut = new Promise<ToolResult>((resolve, reject) => {
@@ -198,6 +200,7 @@ export class ToolSet {
       ctx.signal.removeEventListener("abort", onAbort!);
       // Whatever an abandoned call does later is ignored.
       stop.abort(new ToolTimeout(`tool "${tool.name}" call is over`));
+      joined.dispose();
       cut.catch(() => {});
     }
   }

@@ -1,0 +1,33 @@
+/**
+ * One signal that aborts when any of its sources does, and lets go of them
+ * when disposed. (Node 20's AbortSignal.any keeps an entry on every source
+ * for as long as the source lives, so joining a long-lived signal, such as
+ * shutdown, once per message would grow memory without end.)
+ */
+export interface JoinedSignal {
+  readonly signal: AbortSignal;
+  /** Stops listening to the sources; the joined signal keeps its state. */
+  dispose(): void;
+}
+
+export function joinSignals(sources: readonly (AbortSignal | undefined)[]): JoinedSignal {
+  const present = sources.filter((s): s is AbortSignal => s !== undefined);
+  const controller = new AbortController();
+  const aborted = present.find((s) => s.aborted);
+  if (aborted) {
+    controller.abort(aborted.reason);
+    return { signal: controller.signal, dispose: () => {} };
+  }
+  const listeners = present.map((source) => {
+    const listener = () => {
+      controller.abort(source.reason);
+      dispose();
+    };
+    source.addEventListener("abort", listener, { once: true });
+    return [source, listener] as const;
+  });
+  const dispose = () => {
+    for (const [source, listener] of listeners) source.removeEventListener("abort", listener);
+  };
+  return { signal: controller.signal, dispose };
+}
