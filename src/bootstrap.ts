@@ -1,13 +1,13 @@
 import type { AgentDefinition } from "./agents/agent.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
 import type { LoadedConfig } from "./config/load.js";
-import { ConfigError } from "./errors.js";
+import { AbortedError, ConfigError } from "./errors.js";
 import type { Logger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
-import { McpHub } from "./tools/mcp/index.js";
+import { McpHub, type McpStartReport } from "./tools/mcp/index.js";
 import { loadPlugins } from "./tools/plugins.js";
 import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/registry.js";
 
@@ -18,6 +18,8 @@ export interface BootstrapOptions {
   models?: ModelCatalogOptions;
   /** Extra tools (tests, embedders). */
   tools?: AnyTool[];
+  /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
+  signal?: AbortSignal;
 }
 
 export interface Bootstrapped {
@@ -77,6 +79,26 @@ function checkUsedModels(loaded: LoadedConfig, agents: Iterable<AgentDefinition>
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
+/** Starts the hub, unless `signal` says stop first: then every server is stopped and start-up ends. */
+async function startOrStop(hub: McpHub, signal: AbortSignal | undefined): Promise<McpStartReport> {
+  if (!signal) return hub.start();
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new AbortedError("start-up was stopped"));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([hub.start(), stopped]);
+  } catch (error) {
+    await hub.close();
+    throw error;
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+    stopped.catch(() => {});
+  }
+}
+
 /** What an MCP server process inherits from the gateway's environment; the rest it gets only through its own `env`. */
 export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 
@@ -104,7 +126,7 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
           env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
           callTimeoutMs: (tool) => runtime?.policy.timeoutMs(tool) ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
         });
-  const report = hub ? await hub.start() : { tools: [], warnings: [] };
+  const report = hub ? await startOrStop(hub, opts.signal) : { tools: [], warnings: [] };
   const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
   if (clashes.length > 0) {
     await hub?.close();

@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
-import { ConfigError, PicoclawError, messageOf } from "./errors.js";
-import { startGateway } from "./gateway/server.js";
+import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
+import { type RunningGateway, startGateway } from "./gateway/server.js";
 import { logEvents } from "./runtime/event-log.js";
 import { CHAT_ID } from "./runtime/session-key.js";
 import { type Logger, createLogger } from "./log.js";
@@ -101,26 +101,40 @@ function printWarnings(warnings: string[], io: CliIO): void {
 }
 
 async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  const { runtime, warnings } = await prepare(loaded, { logger });
-  for (const warning of warnings) logger.warn(warning);
-  logEvents(runtime.events, logger);
-  const { host, port, token } = loaded.config.gateway;
-  const running = await startGateway({ runtime, host, port, token });
-  io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${[...runtime.agents.keys()].join(", ")})`);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info(`${signal}: stopping`);
-      process.off("SIGTERM", onTerm);
-      process.off("SIGINT", onInt);
-      void running.close().then(resolve);
-    };
-    const onTerm = () => stop("SIGTERM");
-    const onInt = () => stop("SIGINT");
-    process.on("SIGTERM", onTerm);
-    process.on("SIGINT", onInt);
-  });
-  logger.info("stopped");
-  return 0;
+  // SIGTERM/SIGINT are handled from the first moment: a stop while MCP servers start still ends cleanly (exit 0).
+  const stopping = new AbortController();
+  const onTerm = () => stopping.abort("SIGTERM");
+  const onInt = () => stopping.abort("SIGINT");
+  process.on("SIGTERM", onTerm);
+  process.on("SIGINT", onInt);
+  try {
+    const { runtime, warnings } = await prepare(loaded, { logger, signal: stopping.signal });
+    for (const warning of warnings) logger.warn(warning);
+    logEvents(runtime.events, logger);
+    const { host, port, token } = loaded.config.gateway;
+    let running: RunningGateway;
+    try {
+      running = await startGateway({ runtime, host, port, token });
+    } catch (error) {
+      await runtime.close(0);
+      throw error;
+    }
+    io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${[...runtime.agents.keys()].join(", ")})`);
+    if (!stopping.signal.aborted) await new Promise((resolve) => stopping.signal.addEventListener("abort", resolve, { once: true }));
+    logger.info(`${String(stopping.signal.reason)}: stopping`);
+    await running.close();
+    logger.info("stopped");
+    return 0;
+  } catch (error) {
+    if (stopping.signal.aborted && error instanceof AbortedError) {
+      logger.info(`${String(stopping.signal.reason)} during start-up: stopped`);
+      return 0;
+    }
+    throw error;
+  } finally {
+    process.off("SIGTERM", onTerm);
+    process.off("SIGINT", onInt);
+  }
 }
 
 /** Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it. */
