@@ -149,6 +149,39 @@ describe("loading plugins", () => {
     expect(origins.get("hello")).toBe("plugin ./tools/hello.js");
   });
 
+  it("package names resolve from the config file's folder as an ES module import would: ESM-only, dual, CommonJS, scoped subpaths", async () => {
+    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const esmTool = (name: string) =>
+      `import { z } from "zod";\nexport default { name: "${name}", description: "From a package.", parameters: z.object({}), execute: () => ({ forLLM: "${name} ran", silent: false, isError: false }) };\n`;
+    writeProject(
+      {
+        config: { tools: { plugins: ["esm-only", "dual", "cjs-compiled", "@acme/tools/weather"] } },
+        files: {
+          "node_modules/esm-only/package.json": JSON.stringify({ name: "esm-only", type: "module", exports: { ".": { import: "./index.js" } } }),
+          "node_modules/esm-only/index.js": esmTool("esm_only"),
+          "node_modules/dual/package.json": JSON.stringify({ name: "dual", exports: { ".": { require: "./index.cjs", import: "./index.mjs" } } }),
+          "node_modules/dual/index.mjs": esmTool("dual_esm"),
+          "node_modules/dual/index.cjs": "module.exports = { name: 'dual_cjs' };\n",
+          "node_modules/cjs-compiled/package.json": JSON.stringify({ name: "cjs-compiled", main: "lib/index.js" }),
+          "node_modules/cjs-compiled/lib/index.js":
+            'const { z } = require("zod");\nObject.defineProperty(exports, "__esModule", { value: true });\nexports.default = { name: "cjs_tool", description: "Compiled to CommonJS.", parameters: z.object({}), execute: () => ({ forLLM: "cjs ran", silent: false, isError: false }) };\n',
+          "node_modules/@acme/tools/package.json": JSON.stringify({ name: "@acme/tools", type: "module", exports: { "./weather": "./weather.js" } }),
+          "node_modules/@acme/tools/weather.js": esmTool("acme_weather"),
+        },
+      },
+      dir,
+    );
+    const { runtime, origins } = await prepare(loadConfig({ env: {}, cwd: dir }), { logger: recordingLogger() });
+    onTestFinished(() => runtime.close(0));
+    expect(["esm_only", "dual_esm", "cjs_tool", "acme_weather"].map((n) => origins.get(n))).toEqual([
+      "plugin esm-only",
+      "plugin dual",
+      "plugin cjs-compiled",
+      "plugin @acme/tools/weather",
+    ]);
+  });
+
   it("picoclaw agents shows where plugged tools come from; a broken plugin exits 2", async () => {
     const dir = writeProject({ config: { tools: { plugins: [example("clock.js"), fixture("misbehaving.js")], shy: { enabled: false } } } });
     const out: string[] = [];

@@ -1,10 +1,10 @@
-import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { TOOLS_RESERVED } from "../config/schema.js";
 import { ConfigError, messageOf } from "../errors.js";
 import type { AnyTool } from "./registry.js";
+import { resolvePackageEntry } from "./package-entry.js";
 import { TOOL_NAME } from "./tool.js";
 
 /**
@@ -21,17 +21,22 @@ export interface LoadedPlugin {
   tools: AnyTool[];
 }
 
-/** Where a module spec points: a file URL for paths and resolvable packages, else the spec itself. */
+/**
+ * Where a module spec points: paths resolve against the config file's
+ * folder; package names as an ES module import written there would (the
+ * nearest node_modules). A package not installed there falls back to the
+ * gateway's own resolution (packages installed next to the gateway).
+ */
 export function resolvePlugin(spec: string, baseDir: string): string {
   if (spec.startsWith(".") || path.isAbsolute(spec)) return pathToFileURL(path.resolve(baseDir, spec)).href;
-  try {
-    return pathToFileURL(createRequire(path.join(baseDir, "package.json")).resolve(spec)).href;
-  } catch {
-    return spec; // an ESM-only package: let import() resolve it
-  }
+  const entry = resolvePackageEntry(spec, baseDir);
+  return entry ? pathToFileURL(entry).href : spec;
 }
 
-function exportedTools(module: Record<string, unknown>): unknown[] | null {
+function exportedTools(loaded: Record<string, unknown>): unknown[] | null {
+  // A CommonJS module compiled from ES modules hands its exports over as `default`, marked __esModule.
+  const inner = loaded.default as Record<string, unknown> | undefined;
+  const module = inner && typeof inner === "object" && inner.__esModule === true ? inner : loaded;
   for (const key of ["default", "tools", "tool"]) {
     const value = module[key];
     if (value !== undefined && value !== null) return Array.isArray(value) ? value : [value];
