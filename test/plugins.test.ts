@@ -70,6 +70,26 @@ describe("plugin tools through the gateway", () => {
     expect(toolNames(model.server.requests.at(-1)!)).not.toContain("notes");
   });
 
+  it("a tool name with - is switched by a variable that writes it as _", async () => {
+    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writeProject(
+      {
+        config: { tools: { plugins: ["./dash.js"] } },
+        files: { "dash.js": 'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "my-tool", description: "Has a dash.", parameters: z.object({}), execute: () => toolResult.text("x") });\n' },
+      },
+      dir,
+    );
+    const loaded = loadConfig({ env: { PICOCLAW_TOOLS_MY_TOOL_ENABLED: "false", "PICOCLAW_TOOLS_MY-TOOL_ENABLED": "false" }, cwd: dir });
+    expect(loaded.warnings).toEqual([
+      "PICOCLAW_TOOLS_MY-TOOL_ENABLED: a variable name holds only letters, digits and _; write every other character of the tool name as _; ignored",
+    ]);
+    const { runtime, warnings } = await prepare(loaded, { logger: recordingLogger() });
+    onTestFinished(() => runtime.close(0));
+    expect(runtime.policy.isEnabled(runtime.tools.get("my-tool")!)).toBe(false);
+    expect(warnings.join("\n")).not.toMatch(/no tool named "my_tool"/);
+  });
+
   it("their per-session state is gone after /clear, and never shared between sessions", async () => {
     const h = await gateway();
     await h.chat({ message: call("notes", { action: "add", text: "keep me" }), session: "a" });

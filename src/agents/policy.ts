@@ -1,4 +1,4 @@
-import type { ToolSwitch } from "../config/env.js";
+import { type ToolSwitch, toolVariableName } from "../config/env.js";
 import { TOOLS_RESERVED, type ToolsConfig } from "../config/schema.js";
 import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS, type ToolRegistry, ToolSet, type ToolStates } from "../tools/registry.js";
 import type { AgentDefinition } from "./agent.js";
@@ -36,8 +36,8 @@ export class ToolPolicy {
   }
 
   private switchFor(tool: AnyTool): ToolSwitch | undefined {
-    const lower = tool.name.toLowerCase();
-    return this.opts.switches?.find((s) => s.tool === lower);
+    const spelled = toolVariableName(tool.name);
+    return this.opts.switches?.find((s) => s.tool === spelled);
   }
 
   isEnabled(tool: AnyTool): boolean {
@@ -88,9 +88,9 @@ export class ToolPolicy {
       if ((TOOLS_RESERVED as readonly string[]).includes(name) || this.registry.get(name)) continue;
       warnings.push(`tools.${name}: there is no tool named "${name}"; this section does nothing`);
     }
-    const lower = new Set(this.registry.names().map((n) => n.toLowerCase()));
+    const spelled = new Set(this.registry.names().map(toolVariableName));
     for (const s of this.opts.switches ?? []) {
-      if (!lower.has(s.tool)) warnings.push(`${s.variable}: there is no tool named "${s.tool}"; ignored`);
+      if (!spelled.has(s.tool)) warnings.push(`${s.variable}: there is no tool named "${s.tool}"; ignored`);
     }
     return warnings;
   }

@@ -53,13 +53,22 @@ export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "
 
 /** The variable that switches a tool on or off: `todo` → `PICOCLAW_TOOLS_TODO_ENABLED`. */
 export function toolEnabledVariable(tool: string): string {
-  return `PICOCLAW_TOOLS_${tool.toUpperCase()}_ENABLED`;
+  return `PICOCLAW_TOOLS_${toolVariableName(tool).toUpperCase()}_ENABLED`;
+}
+
+/**
+ * A tool name as its variable spells it, lowercased: environment variable
+ * names hold letters, digits and `_` only, so any other character (the `-`
+ * of `my-tool`, of `mcp_my-fs_read`) is written `_`.
+ */
+export function toolVariableName(tool: string): string {
+  return tool.toLowerCase().replace(/[^a-z0-9_]/g, "_");
 }
 
 /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for a tool that is not built in: applied once plugins and MCP tools are known. */
 export interface ToolSwitch {
   variable: string;
-  /** The tool name as the variable spells it, lowercased (match case-insensitively). */
+  /** The tool name as the variable spells it, lowercased (see toolVariableName). */
   tool: string;
   enabled: boolean;
 }
@@ -83,7 +92,12 @@ export function applyEnvOverrides(
   const overrides = [...FIXED];
   for (const variable of Object.keys(env).sort()) {
     const match = TOOL_ENABLED.exec(variable);
-    if (!match) continue;
+    if (!match) {
+      if (variable.startsWith("PICOCLAW_TOOLS_") && variable.endsWith("_ENABLED")) {
+        outcome.warnings.push(`${variable}: a variable name holds only letters, digits and _; write every other character of the tool name as _; ignored`);
+      }
+      continue;
+    }
     const tool = match[1]!.toLowerCase();
     if ((TOOLS_RESERVED as readonly string[]).includes(tool)) {
       outcome.problems.push(`${variable}: tools.${tool} is not a tool`);
