@@ -90,4 +90,23 @@ describe("a turn against an OpenAI-compatible server", () => {
     expect(() => harness({ config: config("local"), agents: { main: "m", other: "---\nmodel: gpt\n---\np" } })).toThrow(/MISSING_KEY/);
     expect(harness({ config: config("local") }).runtime.agents.size).toBe(1);
   });
+
+  it("a used entry whose key or URL cannot go into a request stops start-up, without quoting the secret", () => {
+    const start = (entry: Record<string, unknown>, env: Record<string, string> = {}) => () =>
+      harness({ env, config: { agents: { defaults: { model_name: "gpt" } }, model_list: [{ model_name: "gpt", provider: "openai", model: "m", ...entry }] } });
+    const problem = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error("expected start-up to fail");
+    };
+    const badKey = problem(start({ api_key: "${KEY}" }, { KEY: "sk-abc\nsecretsecret123" }));
+    expect(badKey).toBe("model_list[0].api_key: holds a line break or another character an HTTP header cannot carry (check the variable it comes from)");
+    const withPassword = problem(start({ api_base: "http://admin:hunter2pass@127.0.0.1:9/v1" }));
+    expect(withPassword).toBe("model_list[0].api_base: must not hold a user name or password; send credentials with api_key or custom_headers");
+    const badHeader = problem(start({ custom_headers: { "X-Token": "a\r\nb-secret" } }));
+    expect(badHeader).toBe("model_list[0].custom_headers.X-Token: holds a line break or another character an HTTP header cannot carry");
+  });
 });
