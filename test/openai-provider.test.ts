@@ -184,6 +184,25 @@ describe("openai: streamed answers", () => {
     ]);
   });
 
+  it("keeps calls apart at one index without ids: a new name starts a new call, a repeated name only once the call is whole", async () => {
+    const server = await fakeServer();
+    server.enqueue({
+      chunks: sseChunks([
+        completionChunk({ tool_calls: [{ index: 0, function: { name: "a", arguments: '{"x":1}' } }] }),
+        completionChunk({ tool_calls: [{ index: 0, function: { name: "b", arguments: '{"y":' } }] }),
+        completionChunk({ tool_calls: [{ index: 0, function: { name: "b", arguments: "2}" } }] }),
+        completionChunk({ tool_calls: [{ index: 0, function: { name: "b", arguments: "{}" } }] }),
+        completionChunk({}, { finish: "tool_calls" }),
+      ]),
+    });
+    const response = await new OpenAIProvider(modelEntry("openai", server.url)).chat(ask());
+    expect(response.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual([
+      ["a", '{"x":1}'],
+      ["b", '{"y":2}'],
+      ["b", "{}"],
+    ]);
+  });
+
   it('accepts arguments that are already an object, and turns "" into {}', async () => {
     const server = await fakeServer();
     server.enqueue({

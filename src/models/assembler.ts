@@ -147,7 +147,7 @@ export class ResponseAssembler {
     const index = typeof part.index === "number" && Number.isInteger(part.index) ? part.index : undefined;
     if (index !== undefined) {
       const bound = this.byIndex.get(index);
-      if (bound && !(part.id && bound.id && part.id !== bound.id)) return bound;
+      if (bound && !startsAnotherCall(part, bound)) return bound;
       const slot = this.newSlot();
       this.byIndex.set(index, slot);
       return slot;
@@ -175,5 +175,26 @@ export class ResponseAssembler {
   private emit(delta: ModelDelta): void {
     this.deliveredAny = true;
     this.onDelta?.(delta);
+  }
+}
+
+/**
+ * Whether a piece at an index already in use begins a new call (servers that
+ * number every call 0): it carries another id, or a name while the call
+ * there already has one and is either another function or already whole.
+ */
+function startsAnotherCall(part: ToolCallPart, bound: Slot): boolean {
+  if (part.id && bound.id && part.id !== bound.id) return true;
+  if (!part.name || !bound.name) return false;
+  return part.name !== bound.name || isWholeJson(bound.arguments);
+}
+
+function isWholeJson(text: string): boolean {
+  if (text.trim() === "") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
   }
 }
