@@ -47,6 +47,13 @@ describe("MCP tools through the gateway", () => {
     await h.runtime.close(0);
   });
 
+  it("a server that cannot start is a warning that says why, not Node's version banner", async () => {
+    const h = await pluggedHarness({ config: { tools: { mcp: { servers: { gone: { command: process.execPath, args: ["./no-such-server.js"] } } } } } });
+    const warning = h.warnings.find((w) => w.includes('"gone"'));
+    expect(warning).toMatch(/Error: Cannot find module .*no-such-server\.js/);
+    await h.runtime.close(0);
+  });
+
   it("picoclaw agents shows which server each tool came from, and stops the servers after", async () => {
     const dir = writeProject({ config: { tools: { mcp: { servers: { fx: fixture } } } } });
     const out: string[] = [];

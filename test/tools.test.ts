@@ -136,6 +136,16 @@ describe("tool set", () => {
   });
 });
 
+describe("result helpers", () => {
+  it("say who sees what", () => {
+    expect(toolResult.text("for the model")).toEqual({ forLLM: "for the model", silent: false, isError: false });
+    expect(toolResult.text("for the model", "for you")).toEqual({ forLLM: "for the model", forUser: "for you", silent: false, isError: false });
+    expect(toolResult.user("both")).toEqual({ forLLM: "both", forUser: "both", silent: false, isError: false });
+    expect(toolResult.silent("quiet")).toEqual({ forLLM: "quiet", silent: true, isError: false });
+    expect(toolResult.error("bad")).toEqual({ forLLM: "bad", silent: false, isError: true });
+  });
+});
+
 describe("tool registry", () => {
   it("refuses two tools with one name and names that models cannot call", () => {
     expect(() => new ToolRegistry([echoTool, echoTool])).toThrow('two tools are named "echo"');

@@ -51,11 +51,6 @@ const TOOL_ENABLED = /^PICOCLAW_TOOLS_([A-Z0-9_]+)_ENABLED$/;
 /** Values PICOCLAW_LOG_LEVEL may take (pino's levels). */
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
-/** The variable that switches a tool on or off: `todo` → `PICOCLAW_TOOLS_TODO_ENABLED`. */
-export function toolEnabledVariable(tool: string): string {
-  return `PICOCLAW_TOOLS_${toolVariableName(tool).toUpperCase()}_ENABLED`;
-}
-
 /**
  * A tool name as its variable spells it, lowercased: environment variable
  * names hold letters, digits and `_` only, so any other character (the `-`

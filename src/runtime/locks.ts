@@ -18,11 +18,6 @@ export class KeyedLocks {
     }
   }
 
-  /** Whether a key is held or awaited right now. */
-  busy(key: string): boolean {
-    return this.locks.has(key);
-  }
-
   /** Number of keys with a live lock (for tests and metrics). */
   get size(): number {
     return this.locks.size;

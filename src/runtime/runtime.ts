@@ -344,11 +344,6 @@ export class Runtime {
     return this.history.get(sessionKey);
   }
 
-  /** Turns, commands and background work running or waiting now. */
-  get inflightCount(): number {
-    return this.inflight.size;
-  }
-
   /** Resolves once nothing is running or waiting (for one-shot commands that must not cut off background work). */
   async idle(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);

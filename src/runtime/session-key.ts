@@ -69,10 +69,6 @@ export function rootKey(key: string): string {
   return parsed ? sessionKeyFor(parsed.agentId, parsed.channel, parsed.chatId) : key;
 }
 
-/** The last child id of a subagent key (null for a root session). */
-export function childIdOf(key: string): string | null {
-  return parseSessionKey(key)?.subagents.at(-1) ?? null;
-}
 
 /** Whether `key` is `ancestor` itself or a subagent somewhere below it. */
 export function isWithin(key: string, ancestor: string): boolean {

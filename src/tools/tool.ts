@@ -86,8 +86,8 @@ export function defineTool<S extends z.ZodType>(tool: {
 
 /** Result helpers, one per kind of answer. */
 export const toolResult = {
-  /** For the model only; the user sees nothing. */
-  text: (forLLM: string): ToolResult => ({ forLLM, silent: false, isError: false }),
+  /** For the model; and, when given, a different text for the user. */
+  text: (forLLM: string, forUser?: string): ToolResult => ({ forLLM, ...(forUser === undefined ? {} : { forUser }), silent: false, isError: false }),
   /** The same text for the model and the user. */
   user: (text: string): ToolResult => ({ forLLM: text, forUser: text, silent: false, isError: false }),
   /** For the model; may never reach the user, whatever `forUser` says. */

@@ -35,6 +35,8 @@ interface Session {
   client: Client;
   kind: "stdio" | "http";
   lastWords: string;
+  /** The last stderr line that reads like an error (`Error: ...`, `ModuleNotFoundError: ...`). */
+  errorLine?: string;
 }
 
 type State =
@@ -50,6 +52,8 @@ function withCause(error: unknown): string {
   const cause = error instanceof Error && error.cause !== undefined ? messageOf(error.cause) : "";
   return cause ? `${messageOf(error)} (${cause})` : messageOf(error);
 }
+
+const ERROR_LINE = /\b\w*(?:Error|Exception)\b:/;
 
 /** A start that failed, with a reason a person can read (`it exited: <last stderr line>`). */
 class StartFailure extends Error {}
@@ -200,13 +204,16 @@ export class McpConnection {
     return `${messageOf(error)}${said}`;
   }
 
-  /** Logs the child's stderr line by line and keeps the last line for error messages. */
+  /** Logs the child's stderr line by line and keeps, for error messages, the line that says what went wrong (else the last). */
   private listen(stderr: Readable, session: Session): void {
     let pending = "";
     const say = (line: string) => {
       const text = line.trim();
       if (!text) return;
-      session.lastWords = text.length > 200 ? `${text.slice(0, 199)}…` : text;
+      const short = text.length > 200 ? `${text.slice(0, 199)}…` : text;
+      // The line that says what went wrong beats the last one (Node ends a crash with its version banner).
+      if (ERROR_LINE.test(text)) session.errorLine = short;
+      session.lastWords = session.errorLine ?? short;
       this.opts.logger.info(`MCP server "${this.name}" says: ${text}`);
     };
     stderr.setEncoding("utf8");
