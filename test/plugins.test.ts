@@ -1,4 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { prepare } from "../src/bootstrap.js";
@@ -6,7 +5,7 @@ import { runCli } from "../src/cli.js";
 import { loadConfig } from "../src/config/load.js";
 import { ConfigError } from "../src/errors.js";
 import type { RecordedRequest } from "./support/fake-openai.js";
-import { type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, writeProject } from "./support/project.js";
+import { type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, tempDir, writeProject } from "./support/project.js";
 import { call, useScriptedModel } from "./support/scripted-openai.js";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -71,8 +70,7 @@ describe("plugin tools through the gateway", () => {
   });
 
   it("a tool name with - is switched by a variable that writes it as _", async () => {
-    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = tempDir("", true);
     writeProject(
       {
         config: { tools: { plugins: ["./dash.js"] } },
@@ -152,8 +150,7 @@ describe("loading plugins", () => {
   });
 
   it("relative paths resolve against the config file's folder", async () => {
-    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = tempDir("", true);
     writeProject(
       {
         config: { tools: { plugins: ["./tools/hello.js"] } },
@@ -170,8 +167,7 @@ describe("loading plugins", () => {
   });
 
   it("package names resolve from the config file's folder as an ES module import would: ESM-only, dual, CommonJS, scoped subpaths", async () => {
-    const dir = mkdtempSync(path.join(root, "test", ".tmp-plugins-"));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = tempDir("", true);
     const esmTool = (name: string) =>
       `import { z } from "zod";\nexport default { name: "${name}", description: "From a package.", parameters: z.object({}), execute: () => ({ forLLM: "${name} ran", silent: false, isError: false }) };\n`;
     writeProject(

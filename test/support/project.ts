@@ -10,9 +10,12 @@ import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 
-/** A temporary folder removed when the current test ends. */
-export function tempDir(prefix = "picoclaw-"): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+/**
+ * A temporary folder removed when the current test ends. `inRepo` puts it
+ * under test/, where `picoclaw-ts` and `zod` resolve (for plugin modules).
+ */
+export function tempDir(prefix = "picoclaw-", inRepo = false): string {
+  const dir = mkdtempSync(path.join(inRepo ? path.resolve(import.meta.dirname, "..") : tmpdir(), inRepo ? ".tmp-" : prefix));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
