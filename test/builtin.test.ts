@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinModel, parseScript } from "../src/models/builtin.js";
 import type { ChatMessage } from "../src/models/message.js";
+import { systemNote } from "../src/runtime/background.js";
 
 const ask = (messages: ChatMessage[], tools: string[] = []) =>
   new BuiltinModel("local").chat({
@@ -46,5 +47,12 @@ describe("the built-in model", () => {
   it("passes a system note on without the gateway's bracketed lines", async () => {
     const reply = await ask([{ role: "user", content: '[System note: background subagent "bg" (id x1, agent main) finished. Its result:]\n\nthe answer\n\n[Tell the user.]' }]);
     expect(reply.text).toBe("Background work finished:\n\nthe answer");
+    const failed = await ask([{ role: "user", content: systemNote({ id: "x1", childKey: "k", agentId: "main", label: "bg", outcome: "timeout", error: "timed out after 5 ms", durationMs: 5 }) }]);
+    expect(failed.text).toBe("Background work did not finish:\n\nOutcome: timeout: timed out after 5 ms");
+  });
+
+  it("suggests a script that works with the tools the agent has", async () => {
+    expect((await ask([{ role: "user", content: "hi" }], ["subagent"])).text).toContain('CALL subagent {"task":"say hello","label":"demo"}');
+    expect((await ask([{ role: "user", content: "hi" }], ["todo", "subagent"])).text).toContain('CALL todo {"action":"read"}');
   });
 });

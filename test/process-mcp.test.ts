@@ -23,7 +23,12 @@ async function pidFrom(file: string, gateway: { exitCode: number | null }): Prom
     if (gateway.exitCode !== null) throw new Error(`the gateway exited (${gateway.exitCode}) before the MCP server started`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  return Number(readFileSync(file, "utf8"));
+  const pid = Number(readFileSync(file, "utf8"));
+  // Whatever the test's outcome, no server it started may outlive it.
+  onTestFinished(() => {
+    if (alive(pid)) process.kill(pid, "SIGKILL");
+  });
+  return pid;
 }
 
 function gateway(cwd: string) {

@@ -276,5 +276,9 @@ describe("/stop and /subagents", () => {
     expect((await h.chat({ message: "/stop", session: "bgstop" })).json.reply).toBe("Stopped, along with 1 subagent.");
     await h.runtime.idle();
     expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
+    // A stopped child wakes nobody: no system note, no extra turn, nothing waiting for the user.
+    const next = await h.chat({ message: "SAY next", session: "bgstop" });
+    expect(next.json.delivered).toEqual([{ from: "agent", text: "next" }]);
+    expect(h.runtime.historyOf("agent:main:http:bgstop").some((m) => String(m.content).includes("System note"))).toBe(false);
   });
 });

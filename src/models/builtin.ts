@@ -101,7 +101,15 @@ function withoutNotes(text: string): string {
 
 /** A system note (a background subagent's result): passed on without the gateway's bracketed lines. */
 function relay(note: string): string {
-  return `Background work finished:\n\n${withoutNotes(note) || "(no answer)"}`;
+  const title = note.includes("did not finish") ? "Background work did not finish:" : "Background work finished:";
+  return `${title}\n\n${withoutNotes(note) || "(no answer)"}`;
+}
+
+/** A script line that works with the tools this agent has. */
+function example(tools: string[]): string {
+  if (tools.includes("todo")) return `CALL todo {"action":"read"}`;
+  if (tools.includes("subagent")) return `CALL subagent {"task":"say hello","label":"demo"}`;
+  return tools.length ? `CALL ${tools[0]} {}` : `CALL todo {"action":"read"} (after turning todo on: PICOCLAW_TOOLS_TODO_ENABLED=true)`;
 }
 
 function echo(text: string, tools: string[]): string {
@@ -112,7 +120,7 @@ function echo(text: string, tools: string[]): string {
     `You said: ${text}`,
     "",
     "I am PicoClaw's built-in offline model: I echo messages and run tool calls you script.",
-    `To try a tool, send lines like: CALL todo {"action":"read"}`,
+    `To try a tool, send lines like: ${example(tools)}`,
     toolLine,
     "To talk to a real model, add an entry to model_list in picoclaw.config.json and set agents.defaults.model_name (README: \"Connecting a model\").",
   ].join("\n");

@@ -19,7 +19,7 @@ export interface BackgroundHost {
 export function systemNote(result: ChildResult): string {
   const head = `[System note: background subagent "${result.label}" (id ${result.id}, agent ${result.agentId})`;
   if (result.outcome === "done") return `${head} finished. Its result:]\n\n${result.reply ?? ""}\n\n[Tell the user what they need to know from it.]`;
-  return `${head} did not finish (${result.outcome}): ${result.error ?? "no reason given"}.]\n\n[Tell the user, briefly.]`;
+  return `${head} did not finish.]\n\nOutcome: ${result.outcome}: ${result.error ?? "no reason given"}\n\n[Tell the user, briefly.]`;
 }
 
 /**

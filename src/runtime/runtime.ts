@@ -310,7 +310,8 @@ export class Runtime {
 
   /** A spawned child ended: the parent answers its result in a turn of its own (only in a user's own session). */
   private announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void {
-    if (this.closing || isSubagentKey(parentKey)) return;
+    // A child stopped by /stop (or shutdown) wakes nobody: the user asked for quiet. Its end is on the events stream.
+    if (this.closing || isSubagentKey(parentKey) || result.outcome === "aborted") return;
     this.track(
       answerInBackground(
         {
