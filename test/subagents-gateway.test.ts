@@ -236,13 +236,14 @@ describe("spawn", () => {
 });
 
 describe("spawn inside a subagent", () => {
-  it("is refused, so no result can land in a session that has ended", async () => {
+  it("is not offered to a subagent, and a call to it anyway is refused: no result can land in a session that has ended", async () => {
     const h = gateway();
     const child = [call("spawn", { task: [writePlan("g", "grandchild"), "SAY late"].join("\n") }), "SAY child done"].join("\n");
     const { json } = await h.chat({ message: call("subagent", { task: child }) });
     expect(json.reply).toContain("child done");
-    const [, second] = childRequests(child).slice(-2);
-    expect(toolResults(second!)[0]).toBe("spawn only works in the user's own conversation, not inside a subagent; use the subagent tool, which waits for the answer");
+    const [first, second] = childRequests(child).slice(-2);
+    expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["delegate", "subagent", "todo"]);
+    expect(toolResults(second!)[0]).toMatch(/^tool "spawn" is not available to this agent/);
     await h.runtime.idle();
     expect(h.runtime.todos.size).toBe(0);
     expect(h.runtime.history.size).toBe(1);

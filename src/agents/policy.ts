@@ -54,12 +54,13 @@ export class ToolPolicy {
     this.sets.clear();
   }
 
-  effectiveTools(agent: AgentDefinition): AnyTool[] {
+  /** The agent's tools; in a subagent's session, without those only a user's own session offers. */
+  effectiveTools(agent: AgentDefinition, inSubagent = false): AnyTool[] {
     const allow = agent.tools === null ? null : new Set(agent.tools);
     const variant = this.opts.variant ?? ((tool) => tool);
     return this.registry
       .all()
-      .filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)))
+      .filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)) && !(inSubagent && tool.notInSubagents))
       .map((tool) => variant(tool, agent));
   }
 
@@ -68,15 +69,16 @@ export class ToolPolicy {
     return this.effectiveTools(agent).map((t) => t.name);
   }
 
-  toolSet(agent: AgentDefinition): ToolSet {
-    let set = this.sets.get(agent.id);
+  toolSet(agent: AgentDefinition, inSubagent = false): ToolSet {
+    const key = inSubagent ? `${agent.id}\u0000subagent` : agent.id;
+    let set = this.sets.get(key);
     if (!set) {
-      set = new ToolSet(this.effectiveTools(agent), {
+      set = new ToolSet(this.effectiveTools(agent, inSubagent), {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.state ? { state: this.opts.state } : {}),
         timeoutMs: (tool) => this.timeoutMs(tool),
       });
-      this.sets.set(agent.id, set);
+      this.sets.set(key, set);
     }
     return set;
   }

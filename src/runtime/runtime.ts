@@ -283,7 +283,7 @@ export class Runtime {
         text,
         signal,
         provider: this.models.get(this.modelNameOf(agent)),
-        tools: this.policy.toolSet(agent),
+        tools: this.policy.toolSet(agent, isSubagentKey(sessionKey)),
         maxIterations: this.config.agents.defaults.max_tool_iterations,
         history: this.history,
         events: this.events,

@@ -64,6 +64,8 @@ export interface Tool<Args = unknown> {
    * with limits of their own, such as subagents). Default 60 s.
    */
   readonly timeoutMs?: number;
+  /** Offered only in a user's own session, never to a subagent (spawn: a child's one turn could not take its result). */
+  readonly notInSubagents?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult> | ToolResult;
 }
 
@@ -78,6 +80,7 @@ export function defineTool<S extends z.ZodType>(tool: {
   enabledByDefault?: boolean;
   jsonSchema?: Record<string, unknown>;
   timeoutMs?: number;
+  notInSubagents?: boolean;
   execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult> | ToolResult;
 }): Tool<z.output<S>> {
   if (!TOOL_NAME.test(tool.name)) throw new TypeError(`tool name "${tool.name}" must match ${TOOL_NAME}`);

@@ -92,6 +92,7 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       "Start a subagent in the background and carry on at once. When it finishes, its result arrives in this conversation as a system note, and you then answer the user. Optionally run it as another agent (agent_id; only agents your AGENT.md allow_agents lists). Put everything it needs into the task.",
     parameters: z.strictObject({ task, label, agent_id: agentId.optional() }),
     enabledByDefault: true,
+    notInSubagents: true,
     timeoutMs: 0, // children have their own limit (agents.defaults.subturn.timeout_ms)
     execute: async (args, ctx) => {
       if (isSubagentKey(ctx.sessionKey)) {
