@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { EventBus } from "../src/runtime/events.js";
 import { createPlanStore, listView } from "../src/tools/todo/plans.js";
+import { ToolStates } from "../src/tools/registry.js";
 import { createTodoTool } from "../src/tools/todo/tool.js";
 import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/tools/todo/validate.js";
 import { fmt, report } from "./support.js";
@@ -47,7 +48,8 @@ export async function benchTodo(): Promise<Record<string, number>> {
 
   const store = listView(createPlanStore(SESSIONS));
   const tool = createTodoTool(store);
-  const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, events })).forLLM;
+  const state = new ToolStates().view("todo", "main", "bench");
+  const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, events, state })).forLLM;
 
   // The baseline validates and serialises exactly as the tool does, and keeps nothing.
   const fixed = (validateTodoArgs(plan(0, 0), { agentId: "main", sessionKey: "k" }) as { todos: TodoItem[] }).todos;

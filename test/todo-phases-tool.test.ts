@@ -1,3 +1,4 @@
+import { looseState } from "./support/tools.js";
 import { describe, expect, it } from "vitest";
 import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
 import { ToolSet, parametersSchema } from "../src/tools/registry.js";
@@ -13,7 +14,7 @@ function setup(maxPlans = 256) {
   const events = new EventBus();
   const updates: RuntimeEvents["plan.updated"][] = [];
   events.on("plan.updated", (payload) => updates.push(payload));
-  const ctx = (agentId = "main", sessionKey = KEY) => ({ agentId, sessionKey, signal: new AbortController().signal, events });
+  const ctx = (agentId = "main", sessionKey = KEY) => ({ agentId, sessionKey, signal: new AbortController().signal, events, state: looseState() });
   const run = (args: unknown, agentId?: string, sessionKey?: string): Promise<ToolResult> =>
     Promise.resolve(tool.execute(args as never, ctx(agentId, sessionKey)));
   return { store, tool, run, updates, ctx, events };

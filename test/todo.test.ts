@@ -1,3 +1,4 @@
+import { looseState } from "./support/tools.js";
 import { describe, expect, it } from "vitest";
 import { EventBus } from "../src/runtime/events.js";
 import { createPlanStore, listView } from "../src/tools/todo/plans.js";
@@ -20,7 +21,7 @@ function setup(maxPlans = 256) {
   const tool = createTodoTool(store);
   const events = new EventBus();
   const run = (args: unknown, agentId = "main", sessionKey = "agent:main:http:s"): Promise<ToolResult> =>
-    Promise.resolve(tool.execute(args as never, { agentId, sessionKey, signal: new AbortController().signal, events }));
+    Promise.resolve(tool.execute(args as never, { agentId, sessionKey, signal: new AbortController().signal, events, state: looseState() }));
   return { store, tool, run };
 }
 

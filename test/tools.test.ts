@@ -3,7 +3,7 @@ import { z } from "zod";
 import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
 import { ToolSet, parametersSchema } from "../src/tools/registry.js";
 import { ToolRegistry } from "../src/tools/registry.js";
-import { defineTool, toolResult } from "../src/tools/tool.js";
+import { type ToolContext, defineTool, toolResult } from "../src/tools/tool.js";
 import { boomTool, echoTool, waitTool, whisperTool } from "./support/tools.js";
 
 function context(signal = new AbortController().signal) {
@@ -133,6 +133,26 @@ describe("tool set", () => {
     expect(parametersSchema(raw)).toMatchObject({ properties: { a: { type: "string" } } });
     const result = await new ToolSet([raw]).execute(call("raw", '{"a": 1, "b": [null]}'), context().ctx);
     expect(result.forLLM).toBe('{"a":1,"b":[null]}');
+  });
+});
+
+describe("per-session tool state", () => {
+  it("is typed by annotating ctx, kept per agent and session, and always present", async () => {
+    const counter = defineTool({
+      name: "counter",
+      description: "",
+      parameters: z.object({}),
+      execute: (_args, ctx: ToolContext<number>) => {
+        const next = (ctx.state.get() ?? 0) + 1;
+        ctx.state.set(next);
+        return toolResult.text(String(next));
+      },
+    });
+    const set = new ToolSet([counter]);
+    const run = (sessionKey: string) => set.execute(call("counter", "{}"), { ...context().ctx, sessionKey });
+    expect((await run("a")).forLLM).toBe("1");
+    expect((await run("a")).forLLM).toBe("2");
+    expect((await run("b")).forLLM).toBe("1");
   });
 });
 

@@ -4,7 +4,7 @@ import type { ToolCall, ToolSpec } from "../models/message.js";
 import { describeIssues } from "../validation.js";
 import { SessionState } from "../runtime/session-state.js";
 import { joinSignals } from "../signals.js";
-import { TOOL_NAME, type Tool, type ToolContext, type ToolResult, type ToolState, toolResult } from "./tool.js";
+import { type CallContext, TOOL_NAME, type Tool, type ToolResult, type ToolState, toolResult } from "./tool.js";
 
 // biome-ignore lint: a registry holds tools of every argument type
 export type AnyTool = Tool<any>;
@@ -97,13 +97,13 @@ export class ToolSet {
   private specCache: ToolSpec[] | undefined;
   private readonly now: () => number;
   private readonly timeoutMs: (tool: AnyTool) => number;
-  private readonly state: ToolStates | undefined;
+  private readonly state: ToolStates;
 
   constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
     this.now = opts.now ?? Date.now;
     this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
-    this.state = opts.state;
+    this.state = opts.state ?? new ToolStates();
   }
 
   names(): string[] {
@@ -124,7 +124,7 @@ export class ToolSet {
     return this.specCache;
   }
 
-  async execute(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  async execute(call: ToolCall, ctx: CallContext): Promise<ToolResult> {
     const name = call.function.name;
     const tool = this.byName.get(name);
     if (!tool) {
@@ -155,7 +155,7 @@ export class ToolSet {
     return result;
   }
 
-  private async run(tool: AnyTool, rawArguments: string, ctx: ToolContext): Promise<ToolResult> {
+  private async run(tool: AnyTool, rawArguments: string, ctx: CallContext): Promise<ToolResult> {
     let args: unknown;
     try {
       args = rawArguments.trim() === "" ? {} : JSON.parse(rawArguments);
@@ -170,7 +170,7 @@ export class ToolSet {
       args = parsed.data;
     }
     const limit = this.timeoutMs(tool);
-    const state = this.state ? { state: this.state.view(tool.name, ctx.agentId, ctx.sessionKey) } : {};
+    const state = this.state.view(tool.name, ctx.agentId, ctx.sessionKey);
     // A call ends when the tool answers, when the turn is aborted (even if the tool ignores
     // its signal: /stop and subagent time limits must not wait for it), or past its limit.
     const stop = new AbortController();
@@ -189,7 +189,7 @@ export class ToolSet {
       }
     });
     try {
-      const running = Promise.resolve().then(() => tool.execute(args, { ...ctx, ...state, signal }));
+      const running = Promise.resolve().then(() => tool.execute(args, { ...ctx, state, signal }));
       return normaliseResult(tool.name, await Promise.race([running, cut]));
     } catch (error) {
       if (ctx.signal.aborted) throw abortReason(ctx.signal);

@@ -6,16 +6,20 @@ import type { EventBus } from "../runtime/events.js";
  * pipeline, never by the model: the agent id and session key come from the
  * turn, the signal from the client, `/stop` or shutdown.
  */
-export interface ToolContext {
+export interface CallContext {
   readonly agentId: string;
   readonly sessionKey: string;
   readonly signal: AbortSignal;
   readonly events: EventBus;
+}
+
+/** What a tool's `execute` gets: the call's context and the tool's own per-session state. */
+export interface ToolContext<State = unknown> extends CallContext {
   /**
    * This tool's state for this agent and session: kept across turns,
-   * dropped by `/clear` and when a sub-turn ends (absent outside a runtime).
+   * dropped by `/clear` and when a sub-turn ends.
    */
-  readonly state?: ToolState;
+  readonly state: ToolState<State>;
 }
 
 /** A tool's per-session state (one value per tool, agent and session). */
@@ -71,8 +75,12 @@ export interface Tool<Args = unknown> {
 
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Declares a tool with its argument type inferred from the zod schema. */
-export function defineTool<S extends z.ZodType>(tool: {
+/**
+ * Declares a tool with its argument type inferred from the zod schema. The
+ * type of its per-session state comes from annotating `ctx`:
+ * `execute: (args, ctx: ToolContext<string[]>) => ...`.
+ */
+export function defineTool<S extends z.ZodType, State = unknown>(tool: {
   name: string;
   description: string;
   parameters: S;
@@ -81,10 +89,10 @@ export function defineTool<S extends z.ZodType>(tool: {
   jsonSchema?: Record<string, unknown>;
   timeoutMs?: number;
   notInSubagents?: boolean;
-  execute(args: z.output<S>, ctx: ToolContext): Promise<ToolResult> | ToolResult;
+  execute(args: z.output<S>, ctx: ToolContext<State>): Promise<ToolResult> | ToolResult;
 }): Tool<z.output<S>> {
   if (!TOOL_NAME.test(tool.name)) throw new TypeError(`tool name "${tool.name}" must match ${TOOL_NAME}`);
-  return tool as Tool<z.output<S>>;
+  return tool as unknown as Tool<z.output<S>>;
 }
 
 /** Result helpers, one per kind of answer. */

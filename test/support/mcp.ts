@@ -1,3 +1,4 @@
+import { looseState } from "./tools.js";
 import { fileURLToPath } from "node:url";
 import { expect, vi } from "vitest";
 import type { McpServerConfig } from "../../src/config/schema.js";
@@ -59,7 +60,7 @@ export function testHub(servers: Record<string, McpServerConfig>, opts: McpHubOp
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { agentId: "main", sessionKey: "agent:main:http:s", signal, events: new EventBus() };
+  return { agentId: "main", sessionKey: "agent:main:http:s", signal, events: new EventBus(), state: looseState() };
 }
 
 export const toolCall = (name: string, args: unknown = {}, id = "c1") => ({

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { defineTool, toolResult } from "../../src/tools/tool.js";
+import { ToolStates } from "../../src/tools/registry.js";
+import { type ToolState, defineTool, toolResult } from "../../src/tools/tool.js";
 
 /** Tools for tests: each shows one kind of behaviour. */
 
@@ -49,3 +50,8 @@ export const waitTool = defineTool({
 });
 
 export const testTools = [echoTool, whisperTool, boomTool, offTool, waitTool];
+
+/** A tool's per-session state outside a runtime, for calling `execute` directly. */
+export function looseState(): ToolState {
+  return new ToolStates().view("test", "main", "agent:main:http:test");
+}
