@@ -54,6 +54,12 @@ describe("MCP tools through the gateway", () => {
     await h.runtime.close(0);
   });
 
+  it("a server whose cwd does not exist says so, instead of blaming its command", async () => {
+    const h = await pluggedHarness({ config: { tools: { mcp: { servers: { lost: { command: process.execPath, args: [serverScript], cwd: "nope" } } } } } });
+    expect(h.warnings.find((w) => w.includes('"lost"'))).toMatch(/its cwd .*nope does not exist/);
+    await h.runtime.close(0);
+  });
+
   it("picoclaw agents shows which server each tool came from, and stops the servers after", async () => {
     const dir = writeProject({ config: { tools: { mcp: { servers: { fx: fixture } } } } });
     const out: string[] = [];

@@ -37,6 +37,8 @@ interface Session {
   lastWords: string;
   /** The last stderr line that reads like an error (`Error: ...`, `ModuleNotFoundError: ...`). */
   errorLine?: string;
+  /** When the server last wrote to stderr (clock ms): older words do not explain an exit. */
+  lastAt?: number;
 }
 
 type State =
@@ -54,6 +56,8 @@ function withCause(error: unknown): string {
 }
 
 const ERROR_LINE = /\b\w*(?:Error|Exception)\b:/;
+/** Stderr lines older than this do not explain why a server went away. */
+const RECENT_MS = 5_000;
 
 /** A start that failed, with a reason a person can read (`it exited: <last stderr line>`). */
 class StartFailure extends Error {}
@@ -164,7 +168,12 @@ export class McpConnection {
 
   /** One start: a new process or session, `initialize`, the tool list. Throws a StartFailure. */
   private async attempt(): Promise<void> {
-    const opened = openTransport(this.config, this.opts.transport);
+    let opened: ReturnType<typeof openTransport>;
+    try {
+      opened = openTransport(this.config, this.opts.transport);
+    } catch (error) {
+      throw new StartFailure(`it could not be started: ${messageOf(error)}`, { cause: error });
+    }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const session: Session = { client, kind: opened.kind, lastWords: "" };
     if (opened.stderr) this.listen(opened.stderr, session);
@@ -191,8 +200,14 @@ export class McpConnection {
     }
   }
 
+  /** What the server said just before going away, if anything (older words are about something else). */
+  private lastWords(session: Session): string {
+    if (!session.lastWords || session.lastAt === undefined || this.opts.clock.now() - session.lastAt > RECENT_MS) return "";
+    return `: ${session.lastWords}`;
+  }
+
   private failure(error: unknown, session: Session): string {
-    const said = session.lastWords ? `: ${session.lastWords}` : "";
+    const said = this.lastWords(session);
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return session.kind === "stdio" ? `it exited${said}` : "its connection closed";
     }
@@ -212,8 +227,11 @@ export class McpConnection {
       if (!text) return;
       const short = text.length > 200 ? `${text.slice(0, 199)}…` : text;
       // The line that says what went wrong beats the last one (Node ends a crash with its version banner).
+      const now = this.opts.clock.now();
+      if (session.lastAt === undefined || now - session.lastAt > RECENT_MS) session.errorLine = undefined;
       if (ERROR_LINE.test(text)) session.errorLine = short;
       session.lastWords = session.errorLine ?? short;
+      session.lastAt = now;
       this.opts.logger.info(`MCP server "${this.name}" says: ${text}`);
     };
     stderr.setEncoding("utf8");
@@ -234,7 +252,7 @@ export class McpConnection {
   /** The server went away while up: mark it down and start the restarts. */
   private lost(session: Session, why?: string): void {
     if (this.state.kind !== "up" || this.state.session !== session) return;
-    const said = session.lastWords ? `: ${session.lastWords}` : "";
+    const said = this.lastWords(session);
     const reason = why ?? (session.kind === "stdio" ? `it exited${said}` : "its connection closed");
     if (this.opts.clock.now() - this.state.since >= this.opts.stableMs) this.opts.backoff.reset();
     this.down(reason);

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Readable } from "node:stream";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -49,6 +50,9 @@ export function openTransport(config: McpServerConfig, ctx: TransportContext): O
     return { transport, kind: "http", stderr: null };
   }
   if (config.command === undefined) throw new TypeError('an MCP server needs "command" or "url"');
+  const cwd = ctx.baseDir !== undefined ? resolve(ctx.baseDir, config.cwd ?? ".") : config.cwd;
+  // Spawning in a missing folder fails as "spawn <command> ENOENT", which blames the command.
+  if (cwd !== undefined && !existsSync(cwd)) throw new Error(`its cwd ${cwd} does not exist`);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(ctx.env ?? {})) if (value !== undefined) env[key] = value;
   Object.assign(env, config.env);
@@ -56,11 +60,7 @@ export function openTransport(config: McpServerConfig, ctx: TransportContext): O
     command: config.command,
     args: config.args ?? [],
     env,
-    ...(ctx.baseDir !== undefined
-      ? { cwd: resolve(ctx.baseDir, config.cwd ?? ".") }
-      : config.cwd !== undefined
-        ? { cwd: config.cwd }
-        : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
     stderr: "pipe",
   });
   return { transport, kind: "stdio", stderr: transport.stderr as Readable | null };
