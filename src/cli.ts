@@ -85,7 +85,8 @@ export async function runCli(io: CliIO): Promise<number> {
       return 2;
     }
     io.stderr(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`);
-    return 1;
+    // A bad request (an unknown agent, a bad session) is a usage error; anything else is work that failed.
+    return error instanceof PicoclawError && error.fault === "user" ? 2 : 1;
   }
 }
 

@@ -36,6 +36,8 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
       if (input === undefined) return `required (expected ${issue.expected})`;
       return `expected ${issue.expected}, received ${jsonTypeOf(input)}`;
     }
+    case "invalid_key":
+      return `invalid name: ${issue.issues.map((inner) => describeIssue(inner)).join("; ")}`;
     case "unrecognized_keys":
       return issue.keys.length === 1
         ? `unknown key "${issue.keys[0]}"`

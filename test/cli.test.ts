@@ -31,9 +31,9 @@ describe("picoclaw agent -m", () => {
     expect(stdout).toMatch(/^You said: x/);
   });
 
-  it("an unknown agent fails with exit 1 and a message", async () => {
+  it("an unknown agent is a usage error (exit 2) with a message", async () => {
     const { code, stderr } = await cli(["agent", "--agent", "ghost", "-m", "x"]);
-    expect(code).toBe(1);
+    expect(code).toBe(2);
     expect(stderr).toBe('picoclaw: agent_not_found: unknown agent "ghost"');
   });
 

@@ -146,6 +146,12 @@ describe("config validation", () => {
     ]);
   });
 
+  it("a bad MCP server name says what a name may hold", () => {
+    expect(problemsOf(() => load({ tools: { mcp: { servers: { "my.srv": { command: "x" } } } } }))).toEqual([
+      'tools.mcp.servers["my.srv"]: invalid name: expected a server name: letters, digits, _ and -, at most 32',
+    ]);
+  });
+
   it("accepts a $schema key for editors", () => {
     expect(load({ $schema: "./config/picoclaw.schema.json" }).config.$schema).toBe("./config/picoclaw.schema.json");
   });

@@ -63,6 +63,14 @@ describe("a turn against an OpenAI-compatible server", () => {
     ]);
   });
 
+  it("an answer cut off at max_tokens says so", async () => {
+    const cut = textCompletion("The first half of");
+    (cut.json as { choices: { finish_reason: string }[] }).choices[0]!.finish_reason = "length";
+    server.enqueue(cut);
+    const { json } = await harness({ config: openaiConfig(server.url) }).chat({ message: "long story please" });
+    expect(json.reply).toBe("The first half of\n\n[The answer was cut off: the model reached its output limit (max_tokens).]");
+  });
+
   it("a failed model call answers 502 model_<class> naming the entry, never the key", async () => {
     server.enqueue({ status: 401, json: { error: { message: "Incorrect API key provided: sk-test-secret-key-123", type: "invalid_request_error" } } });
     const h = harness({ config: openaiConfig(server.url) });

@@ -29,4 +29,11 @@ describe("maskSecrets", () => {
     });
     expect(maskSecrets({ gateway: { token: "" } })).toEqual({ gateway: { token: "" } });
   });
+
+  it("masks passwords and secret query parameters in URLs", () => {
+    expect(maskSecrets({ url: "https://user:pw@mcp.example.com/mcp?api_key=abc&mode=x", api_base: "http://127.0.0.1:11434/v1" })).toEqual({
+      url: "https://user:********@mcp.example.com/mcp?api_key=********&mode=x",
+      api_base: "http://127.0.0.1:11434/v1",
+    });
+  });
 });

@@ -133,6 +133,7 @@ describe("loading plugins", () => {
 
   it.each([
     ["a missing module", "./nope.js", /^tools\.plugins\[0\] \(".\/nope\.js"\): cannot load the module: /],
+    ["a package that is not installed", "no-such-package-xyz", /package "no-such-package-xyz" is not installed in .* or a folder above it \(npm install no-such-package-xyz there\)$/],
     ["a module with a syntax error", fixture("syntax-error.js"), /cannot load the module: /],
     ["a module that exports no tool", fixture("no-tools.js"), /exports no tool \(export default defineTool\(\{\.\.\.\}\), or a list of tools\)$/],
     ["parameters that are not an object schema", fixture("bad-schema.js"), /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/],

@@ -65,7 +65,7 @@ export function parseAgentFile(text: string): ParsedAgentFile {
       frontmatter: null,
       hasFrontmatter: true,
       body,
-      problems: doc.errors.map((e) => `YAML: ${e.message.split("\n")[0]}`),
+      problems: [...new Set(doc.errors.map((e) => `YAML: ${e.message.split("\n")[0]}`))],
       notes: [],
     };
   }

@@ -5,6 +5,17 @@ const NAMED_VALUES = new Set(["custom_headers", "headers", "env"]);
 
 export const MASK = "********";
 
+/** Keys whose values are URLs that may carry a password or a secret query parameter. */
+const URL_KEYS = new Set(["url", "api_base"]);
+
+function maskUrl(text: string): string {
+  if (!URL.canParse(text)) return text;
+  const url = new URL(text);
+  if (url.password) url.password = MASK;
+  for (const name of [...url.searchParams.keys()]) if (SECRET_HEADER.test(name)) url.searchParams.set(name, MASK);
+  return url.password || url.search !== new URL(text).search ? url.href : text;
+}
+
 /**
  * A copy of the config with secrets replaced by a mask: every non-empty
  * `api_key` and `token`, and headers or environment entries whose names look secret.
@@ -24,5 +35,6 @@ function mask(value: unknown, key: string | undefined): unknown {
     return out;
   }
   if (typeof value === "string" && key !== undefined && SECRET_KEYS.has(key) && value !== "") return MASK;
+  if (typeof value === "string" && key !== undefined && URL_KEYS.has(key)) return maskUrl(value);
   return value;
 }

@@ -34,6 +34,8 @@ export interface TurnResult {
   hitLimit: boolean;
 }
 
+export const CUT_OFF_NOTE = "[The answer was cut off: the model reached its output limit (max_tokens).]";
+
 export function limitReply(max: number): string {
   return (
     `I stopped because this turn reached the limit of ${max} tool iteration${max === 1 ? "" : "s"} ` +
@@ -73,7 +75,9 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     });
 
     if (response.toolCalls.length === 0) {
-      const reply = response.text ?? "";
+      let reply = response.text ?? "";
+      // Say so when the model ran out of output room: a cut-off answer must not pass as a whole one.
+      if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
       added.push({ role: "assistant", content: reply });
       input.history.append(sessionKey, added);
       if (reply) input.deliver({ from: "agent", text: reply });

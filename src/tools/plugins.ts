@@ -79,10 +79,16 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, tak
   for (const [index, spec] of specs.entries()) {
     const where = `tools.plugins[${index}] (${JSON.stringify(spec)})`;
     let module: Record<string, unknown>;
+    const target = resolvePlugin(spec, baseDir);
     try {
-      module = (await import(resolvePlugin(spec, baseDir))) as Record<string, unknown>;
+      module = (await import(target)) as Record<string, unknown>;
     } catch (error) {
-      problems.push(`${where}: cannot load the module: ${messageOf(error).split("\n")[0]}`);
+      const missing = target === spec && (error as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
+      problems.push(
+        missing
+          ? `${where}: package "${spec}" is not installed in ${baseDir} or a folder above it (npm install ${spec} there)`
+          : `${where}: cannot load the module: ${messageOf(error).split("\n")[0]}`,
+      );
       continue;
     }
     const exported = exportedTools(module);
