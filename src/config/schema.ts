@@ -186,10 +186,8 @@ export const configSchema = z
     { when: () => true },
   );
 
-export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type ModelEntry = z.output<typeof modelEntrySchema>;
-export type ProviderKind = (typeof PROVIDERS)[number];
 export type ToolsConfig = Config["tools"];
 
 export type McpServerConfig = z.output<typeof mcpServerSchema>;

@@ -1,8 +1,5 @@
 import { TOOL_NAME } from "../tool.js";
 
-/** The longest tool name the gateway (and the model APIs) accept. */
-export const MAX_TOOL_NAME = 64;
-
 /**
  * The gateway's name for tool `tool` of MCP server `server`:
  * `mcp_<server>_<tool>`, every character outside `[A-Za-z0-9_-]` replaced
