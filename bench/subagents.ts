@@ -60,8 +60,8 @@ async function run(url: string, maxConcurrent: number) {
   let running = 0;
   let peak = 0;
   let slowest = 0;
-  runtime.events.on("subagent.start", () => (peak = Math.max(peak, ++running)));
-  runtime.events.on("subagent.end", (e) => {
+  runtime.on("subagent.start", () => (peak = Math.max(peak, ++running)));
+  runtime.on("subagent.end", (e) => {
     running--;
     slowest = Math.max(slowest, e.durationMs);
   });

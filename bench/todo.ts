@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
-import { EventBus } from "../src/runtime/events.js";
 import { createPlanStore, listView } from "../src/tools/todo/plans.js";
-import { ToolStates } from "../src/tools/registry.js";
-import { createTodoTool } from "../src/tools/todo/tool.js";
-import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/tools/todo/validate.js";
+import { ToolStates } from "../src/tools/tool-states.js";
+import { createTodoTool } from "../src/tools/todo/list/tool.js";
+import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/tools/todo/list/validate.js";
 import { fmt, report } from "./support.js";
 
 /**
@@ -43,13 +42,12 @@ export async function benchTodo(): Promise<Record<string, number>> {
   const writes = Array.from({ length: SESSIONS }, (_, s) => Array.from({ length: ROUNDS }, (_, r) => plan(s, r)));
   const read = { action: "read" };
   const key = (s: number) => `agent:main:http:bench-${s}`;
-  const events = new EventBus();
   const signal = new AbortController().signal;
 
   const store = listView(createPlanStore(SESSIONS));
   const tool = createTodoTool(store);
   const state = new ToolStates().view("todo", "main", "bench");
-  const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, events, state })).forLLM;
+  const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, state, publish: () => {} })).forLLM;
 
   // The baseline validates and serialises exactly as the tool does, and keeps nothing.
   const fixed = (validateTodoArgs(plan(0, 0), { agentId: "main", sessionKey: "k" }) as { todos: TodoItem[] }).todos;

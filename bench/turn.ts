@@ -27,7 +27,7 @@ export async function benchTurn(): Promise<Record<string, number>> {
   const model = await instantModel("note", { text: "bench" });
   const project = benchProject(model.url);
   const { runtime } = bootstrap(project.loaded, { logger: silentLogger, tools: [noteTool] });
-  const gateway = await startGateway({ runtime, host: "127.0.0.1", port: 0, token: "" });
+  const gateway = await startGateway({ runtime, logger: silentLogger, host: "127.0.0.1", port: 0, token: "" });
 
   const rawPair = async () => {
     for (const last of ["user", "tool"]) {

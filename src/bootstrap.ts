@@ -1,15 +1,28 @@
 import type { AgentDefinition } from "./agents/agent.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
+import type { FrontmatterKeys } from "./agents/frontmatter.js";
+import { toolTimeoutMs } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
+import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
+import type { Feature } from "./feature/feature.js";
 import type { Logger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
-import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { McpHub, type McpStartReport } from "./tools/mcp/index.js";
-import { loadPlugins } from "./tools/plugins.js";
-import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS } from "./tools/registry.js";
+import { mcpFeature } from "./tools/mcp/feature.js";
+import { pluginFeature } from "./tools/plugins/feature.js";
+import { loadPlugins } from "./tools/plugins/load.js";
+import type { AnyTool } from "./tools/registry.js";
+import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
+import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
+
+/**
+ * The composition root: config → features → agents → models → runtime.
+ * Every feature (todo, subagents, plugin modules, MCP servers) is made and
+ * registered here, the same way; the runtime names none of them.
+ */
 
 export interface BootstrapOptions {
   logger: Logger;
@@ -18,24 +31,38 @@ export interface BootstrapOptions {
   models?: ModelCatalogOptions;
   /** Extra tools (tests, embedders). */
   tools?: AnyTool[];
+  /** Extra features (embedders), set up after the built-in ones. */
+  features?: Feature[];
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
+}
+
+/** The built-in features, kept so that tests and embedders can look inside them. */
+export interface BuiltinFeatures {
+  todo: TodoFeature;
+  subagents: SubagentFeature;
 }
 
 export interface Bootstrapped {
   runtime: Runtime;
   warnings: string[];
-  /** Where each tool that is not built in came from (`plugin ./tools/x.js`, `mcp server fs`). */
-  origins: Map<string, string>;
+  builtins: BuiltinFeatures;
+}
+
+/** The frontmatter keys every feature reads, for the agent catalog. */
+function frontmatterOf(features: readonly Feature[]): FrontmatterKeys {
+  return Object.assign({}, ...features.map((feature) => feature.frontmatter ?? {}));
 }
 
 /**
  * Everything the CLI does between "config loaded" and "ready": read the
- * agents, check the default agent exists, make the runtime with its tools
- * and models. Problems that must stop start-up throw ConfigError.
+ * agents, check the default agent exists, make the runtime with its
+ * features and models. Problems that must stop start-up throw ConfigError.
  */
 export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
-  const catalog = loadAgentCatalog(loaded.agentsDir);
+  const builtins: BuiltinFeatures = { todo: todoFeature(), subagents: subagentFeature() };
+  const features = [builtins.todo, builtins.subagents, ...(opts.features ?? [])];
+  const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features));
   const wanted = loaded.config.agents.default;
   if (!catalog.agents.has(wanted)) {
     const found = [...catalog.agents.keys()];
@@ -50,11 +77,12 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     config: loaded.config,
     agents: catalog.agents,
     models,
+    features,
     tools: opts.tools ?? [],
     toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
   });
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], origins: new Map() };
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], builtins };
 }
 
 /**
@@ -103,61 +131,40 @@ async function startOrStop(hub: McpHub, signal: AbortSignal | undefined): Promis
 export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 
 /**
- * `bootstrap` with the tools the config plugs in: the modules of
+ * `bootstrap` with the features the config plugs in: the modules of
  * `tools.plugins`, loaded and checked first (a broken one stops start-up),
- * and the tools of the MCP servers of `tools.mcp.servers` (a server that
- * does not start is a warning; it is retried, and its tools arrive when it
- * is up). The runtime closes the servers when it closes.
+ * and the MCP servers of `tools.mcp.servers` (a server that does not start
+ * is a warning; it is retried, and its tools arrive when it is up). The
+ * runtime closes the servers when it closes.
  */
 export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Promise<Bootstrapped> {
   const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
   const plugins = await loadPlugins(loaded.config.tools.plugins, loaded.baseDir, taken);
   const pluginTools = plugins.flatMap((p) => p.tools);
+  const features = [...(opts.features ?? []), pluginFeature(plugins)];
 
   const servers = loaded.config.tools.mcp.servers;
-  let runtime: Runtime | undefined;
-  const hub =
-    Object.keys(servers).length === 0
-      ? undefined
-      : new McpHub(servers, {
-          logger: opts.logger,
-          baseDir: loaded.baseDir,
-          env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
-          callTimeoutMs: (tool) => runtime?.policy.timeoutMs(tool) ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-        });
-  const report = hub ? await startOrStop(hub, opts.signal) : { tools: [], warnings: [] };
-  const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
-  if (clashes.length > 0) {
-    await hub?.close();
-    throw new ConfigError(clashes.map((tool) => `tools.mcp.servers.${hub!.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`));
-  }
-
-  let prepared: Bootstrapped;
-  try {
-    prepared = bootstrap(loaded, { ...opts, tools: [...(opts.tools ?? []), ...pluginTools, ...report.tools] });
-  } catch (error) {
-    await hub?.close();
-    throw error;
-  }
-  runtime = prepared.runtime;
-  prepared.warnings.push(...report.warnings);
-  for (const plugin of plugins) for (const tool of plugin.tools) prepared.origins.set(tool.name, `plugin ${plugin.spec}`);
-  if (hub) {
-    for (const tool of report.tools) prepared.origins.set(tool.name, `mcp server ${hub.origin(tool.name)}`);
-    const registry = prepared.runtime.tools;
-    hub.onToolsChanged((change) => {
-      for (const tool of change.added) {
-        if (registry.get(tool.name)) {
-          opts.logger.warn(`MCP server "${change.server}": its tool "${tool.name}" clashes with another tool of that name; skipped`);
-          continue;
-        }
-        registry.add(tool);
-        prepared.origins.set(tool.name, `mcp server ${change.server}`);
-      }
-      prepared.runtime.policy.refresh();
+  if (Object.keys(servers).length > 0) {
+    const hub = new McpHub(servers, {
+      logger: opts.logger,
+      baseDir: loaded.baseDir,
+      env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
+      callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
     });
-    prepared.runtime.onClose(() => hub.close());
+    const report = await startOrStop(hub, opts.signal);
+    const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
+    if (clashes.length > 0) {
+      await hub.close();
+      throw new ConfigError(clashes.map((tool) => `tools.mcp.servers.${hub.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`));
+    }
+    features.push(mcpFeature(hub, report.tools, report.warnings));
+    try {
+      return bootstrap(loaded, { ...opts, features });
+    } catch (error) {
+      await hub.close();
+      throw error;
+    }
   }
-  return prepared;
+  return bootstrap(loaded, { ...opts, features });
 }

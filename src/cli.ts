@@ -4,8 +4,9 @@ import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
 import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { type RunningGateway, startGateway } from "./gateway/server.js";
+import { BUILT_IN } from "./runtime/tool-catalog.js";
 import { logEvents } from "./runtime/event-log.js";
-import { CHAT_ID } from "./runtime/session-key.js";
+import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger } from "./log.js";
 
 const USAGE = `picoclaw: a gateway runtime for chat agents
@@ -111,16 +112,16 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
   try {
     const { runtime, warnings } = await prepare(loaded, { logger, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
-    logEvents(runtime.events, logger);
+    logEvents(runtime, logger);
     const { host, port, token } = loaded.config.gateway;
     let running: RunningGateway;
     try {
-      running = await startGateway({ runtime, host, port, token });
+      running = await startGateway({ runtime, host, port, token, logger });
     } catch (error) {
       await runtime.close(0);
       throw error;
     }
-    io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${[...runtime.agents.keys()].join(", ")})`);
+    io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
     if (!stopping.signal.aborted) await new Promise((resolve) => stopping.signal.addEventListener("abort", resolve, { once: true }));
     logger.info(`${String(stopping.signal.reason)}: stopping`);
     await running.close();
@@ -157,7 +158,7 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
   }
   return withRuntime(loaded, logger, io, async ({ runtime }) => {
     const outcome = await runtime.handleMessage({
-      agentId: values.agent ?? loaded.config.agents.default,
+      agentId: values.agent ?? runtime.defaultAgentId,
       channel: "cli",
       chatId: values.session ?? "default",
       text,
@@ -167,23 +168,18 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
     io.stdout(outcome.reply);
     // Background subagents (spawn) answer later: wait for them, then show what they delivered.
     await runtime.idle();
-    for (const d of runtime.outbox.drain(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
+    for (const d of runtime.takeDeliveries(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
     return 0;
   });
 }
 
 function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  return withRuntime(loaded, logger, io, async ({ runtime, origins }) => {
+  return withRuntime(loaded, logger, io, async ({ runtime }) => {
     io.stdout(table(["ID", "MODEL", "TOOLS", "NAME"], runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name])));
-    const plugged = runtime.tools.names().filter((name) => origins.has(name));
+    const plugged = runtime.toolOverview().filter((tool) => tool.origin !== BUILT_IN);
     if (plugged.length > 0) {
       io.stdout("");
-      io.stdout(
-        table(
-          ["TOOL", "FROM", "ENABLED"],
-          plugged.map((name) => [name, origins.get(name)!, runtime.policy.isEnabled(runtime.tools.get(name)!) ? "yes" : "no"]),
-        ),
-      );
+      io.stdout(table(["TOOL", "FROM", "ENABLED"], plugged.map((tool) => [tool.name, tool.origin, tool.enabled ? "yes" : "no"])));
     }
     return 0;
   });

@@ -1,29 +1,36 @@
 /**
  * One error base class for the whole project. Subclasses say whose fault it
  * is: the user's request, the operator's config, the model provider, or us.
- * The gateway maps any PicoclawError to `{"error":{"code","message"}}` with
- * its `status`; anything else is an internal error.
+ * Each carries a typed code; the gateway alone maps codes to HTTP statuses
+ * (`{"error":{"code","message"}}`), and anything that is not a
+ * PicoclawError is an internal error.
  */
 export type Fault = "user" | "config" | "model" | "system";
 
+/** What a client sent wrong (answered 4xx by the gateway). */
+export const REQUEST_ERROR_CODES = ["invalid_request", "invalid_json", "invalid_session_key", "agent_not_found"] as const;
+export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
+
+export type ErrorCode = RequestErrorCode | "config_invalid" | "listen_failed" | "aborted" | `model_${ModelErrorClass}`;
+
 export class PicoclawError extends Error {
-  readonly code: string;
-  readonly status: number;
+  readonly code: ErrorCode;
   readonly fault: Fault;
 
-  constructor(message: string, opts: { code: string; status: number; fault: Fault; cause?: unknown }) {
+  constructor(message: string, opts: { code: ErrorCode; fault: Fault; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.code = opts.code;
-    this.status = opts.status;
     this.fault = opts.fault;
   }
 }
 
 /** A bad request from a client: malformed JSON, a missing field, an unknown agent. */
 export class RequestError extends PicoclawError {
-  constructor(status: 400 | 401 | 403 | 404 | 409 | 413, code: string, message: string) {
-    super(message, { code, status, fault: "user" });
+  declare readonly code: RequestErrorCode;
+
+  constructor(code: RequestErrorCode, message: string) {
+    super(message, { code, fault: "user" });
   }
 }
 
@@ -35,7 +42,7 @@ export class ConfigError extends PicoclawError {
   readonly problems: readonly string[];
 
   constructor(problems: readonly string[], cause?: unknown) {
-    super(problems.join("\n"), { code: "config_invalid", status: 500, fault: "config", cause });
+    super(problems.join("\n"), { code: "config_invalid", fault: "config", cause });
     this.problems = problems;
   }
 }
@@ -51,7 +58,7 @@ export const MODEL_ERROR_CLASSES = [
 ] as const;
 export type ModelErrorClass = (typeof MODEL_ERROR_CLASSES)[number];
 
-/** A model provider call failed (after any retries). Answered as 502 `model_<class>`. */
+/** A model provider call failed (after any retries): code `model_<class>`. */
 export class ModelError extends PicoclawError {
   readonly errorClass: ModelErrorClass;
   readonly modelName: string;
@@ -68,7 +75,6 @@ export class ModelError extends PicoclawError {
   ) {
     super(`model "${modelName}": ${message}`, {
       code: `model_${errorClass}`,
-      status: 502,
       fault: "model",
       cause: opts.cause,
     });
@@ -92,7 +98,7 @@ export class ModelError extends PicoclawError {
 /** The work was stopped: the client went away, `/stop`, or shutdown. */
 export class AbortedError extends PicoclawError {
   constructor(message = "the turn was aborted") {
-    super(message, { code: "aborted", status: 503, fault: "system" });
+    super(message, { code: "aborted", fault: "system" });
   }
 }
 

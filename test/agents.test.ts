@@ -1,5 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadAgentCatalog, readAgent } from "../src/agents/catalog.js";
 import { parseAgentFile } from "../src/agents/frontmatter.js";
 import { ToolPolicy } from "../src/agents/policy.js";
@@ -23,6 +24,7 @@ describe("AGENT.md frontmatter", () => {
       model: "gpt",
       tools: ["todo", "subagent"],
       allowAgents: [],
+      settings: {},
       prompt: "You are careful.\n\nSecond paragraph.",
       file: "agents/researcher/AGENT.md",
     });
@@ -59,6 +61,20 @@ describe("AGENT.md frontmatter", () => {
     expect(parsed.problems).toEqual([]);
     expect(parsed.notes).toEqual(['unknown frontmatter key "colour" ignored']);
     expect(parsed.frontmatter?.tools).toEqual(["todo"]);
+  });
+
+  it("a feature's frontmatter keys are checked by its schema: a good value lands in settings, a bad one fails the agent closed", () => {
+    const keys = { todo_style: z.enum(["list", "phases"]) };
+    const good = readAgent("p", "agents/p/AGENT.md", "---\ntodo_style: phases\ntools: [todo]\n---\nPlan.", keys);
+    expect(good.agent.settings).toEqual({ todo_style: "phases" });
+    expect(good.agent.tools).toEqual(["todo"]);
+    expect(good.warnings).toEqual([]);
+    const bad = readAgent("p", "agents/p/AGENT.md", "---\ntodo_style: kanban\ntools: [todo]\n---\nPlan.", keys);
+    expect(bad.agent.tools).toEqual([]);
+    expect(bad.agent.settings).toEqual({});
+    expect(bad.warnings).toEqual(['agents/p/AGENT.md: frontmatter does not parse, so agent "p" gets no tools: todo_style: expected one of "list", "phases"']);
+    // Without the feature, the key is unknown: a warning, not a failure.
+    expect(readAgent("p", "agents/p/AGENT.md", "---\ntodo_style: phases\n---\nPlan.").warnings).toEqual(['agents/p/AGENT.md: unknown frontmatter key "todo_style" ignored']);
   });
 
   it("handles CRLF line endings and a byte-order mark", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BuiltinModel, parseScript } from "../src/models/builtin.js";
 import type { ChatMessage } from "../src/models/message.js";
-import { systemNote } from "../src/runtime/background.js";
+import { systemNote } from "../src/tools/subagent/background.js";
 
 const ask = (messages: ChatMessage[], tools: string[] = []) =>
   new BuiltinModel("local").chat({

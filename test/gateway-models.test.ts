@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RuntimeEvents } from "../src/runtime/events.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
 import { anthropicSse, anthropicTextStream, messageEnd, messageStart, toolUseBlock } from "./support/fake-anthropic.js";
 import { completionChunk, sseChunks } from "./support/fake-openai.js";
 import { SECRET_KEY, fakeServer, instantRetries } from "./support/models.js";
@@ -13,8 +13,8 @@ const okStream = (text: string) => ({ chunks: sseChunks([completionChunk({ conte
 function llmEvents(h: ReturnType<typeof harness>) {
   const requests: RuntimeEvents["llm.request"][] = [];
   const responses: RuntimeEvents["llm.response"][] = [];
-  h.runtime.events.on("llm.request", (e) => requests.push(e));
-  h.runtime.events.on("llm.response", (e) => responses.push(e));
+  h.runtime.on("llm.request", (e) => requests.push(e));
+  h.runtime.on("llm.response", (e) => responses.push(e));
   return { requests, responses };
 }
 

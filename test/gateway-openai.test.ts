@@ -79,7 +79,7 @@ describe("a turn against an OpenAI-compatible server", () => {
     expect(json.error.code).toBe("model_auth");
     expect(json.error.message).toContain('model "fake"');
     expect(json.error.message).not.toContain("sk-test-secret-key-123");
-    expect(h.runtime.history.size).toBe(0);
+    expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
   it("a used model entry whose ${VAR} is unset stops start-up naming the config path and variable; an unused one does not", () => {
@@ -96,7 +96,7 @@ describe("a turn against an OpenAI-compatible server", () => {
     );
     expect(() => harness({ config: config("bad") })).toThrow('model_list[2].api_base: not a URL: "not a url"');
     expect(() => harness({ config: config("local"), agents: { main: "m", other: "---\nmodel: gpt\n---\np" } })).toThrow(/MISSING_KEY/);
-    expect(harness({ config: config("local") }).runtime.agents.size).toBe(1);
+    expect(harness({ config: config("local") }).runtime.agentIds()).toHaveLength(1);
   });
 
   it("a used entry whose key or URL cannot go into a request stops start-up, without quoting the secret", () => {

@@ -103,7 +103,7 @@ describe("POST /v1/chat", () => {
     expect(res.status).toBe(status);
     expect(res.json.error.code).toBe(code);
     expect(typeof res.json.error.message).toBe("string");
-    expect(h.runtime.history.size).toBe(0);
+    expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
   it("names the bad field", async () => {
@@ -116,7 +116,7 @@ describe("POST /v1/chat", () => {
     const res = await h.chat({ message: "x".repeat(MAX_BODY_BYTES) });
     expect(res.status).toBe(413);
     expect(res.json.error.code).toBe("payload_too_large");
-    expect(h.runtime.history.size).toBe(0);
+    expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
   it("accepts a body just under 1 MiB", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../src/models/message.js";
-import { MemoryHistoryStore } from "../src/runtime/history.js";
+import { MemoryHistoryStore } from "../src/session/history.js";
 
 const exchange = (n: number): ChatMessage[] => [
   { role: "user", content: `q${n}` },

@@ -4,7 +4,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { z } from "zod";
-import { ToolSet } from "../src/tools/registry.js";
+import { ToolSet } from "../src/tools/tool-set.js";
 import { testHub, toolCall, toolContext } from "./support/mcp.js";
 
 /**

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import type { McpHub, McpToolsChange } from "../src/tools/mcp/index.js";
-import { ToolSet } from "../src/tools/registry.js";
+import { ToolSet } from "../src/tools/tool-set.js";
 import { FIXTURE_SERVER, type TestHub, alive, fixtureServer, testHub, toolCall, toolContext } from "./support/mcp.js";
 import { tempDir } from "./support/project.js";
 

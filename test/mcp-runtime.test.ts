@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { Runtime } from "../src/runtime/runtime.js";
+import { mcpFeature } from "../src/tools/mcp/feature.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { fixtureServer, testHub } from "./support/mcp.js";
 import { tempDir } from "./support/project.js";
@@ -25,19 +26,15 @@ describe("MCP tools in the runtime", () => {
       config: configSchema.parse({ tools: { ...NO_SUBAGENTS, mcp_fx_crash: { enabled: false } } }),
       agents,
       models: single(model),
-      tools,
+      features: [mcpFeature(hub, tools)],
     });
     onTestFinished(() => runtime.close());
-    // What the start-up code does when a server comes up later.
-    hub.onToolsChanged((change) => {
-      for (const tool of change.added) runtime.tools.add(tool);
-      runtime.policy.refresh();
-    });
+    const toolsOf = (agent: string) => runtime.summaries().find((s) => s.id === agent)!.tools;
 
-    const mainTools = runtime.policy.effectiveToolNames(agents.get("main")!);
+    const mainTools = toolsOf("main");
     expect(mainTools).toContain("mcp_fx_echo");
     expect(mainTools).not.toContain("mcp_fx_crash");
-    expect(runtime.policy.effectiveToolNames(agents.get("picky")!)).toEqual(["mcp_fx_add"]);
+    expect(toolsOf("picky")).toEqual(["mcp_fx_add"]);
 
     const turn = runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "say hi" });
     const [first] = await model.calls(1);
@@ -56,6 +53,7 @@ describe("MCP tools in the runtime", () => {
     writeFileSync(gate, "open");
     await sleep.began(1);
     sleep.release();
-    await vi.waitFor(() => expect(runtime.policy.effectiveToolNames(agents.get("picky")!)).toEqual(["mcp_fx_add", "mcp_late_echo"]));
+    await vi.waitFor(() => expect(toolsOf("picky")).toEqual(["mcp_fx_add", "mcp_late_echo"]));
+    expect(runtime.toolOverview().find((tool) => tool.name === "mcp_late_echo")?.origin).toBe("mcp server late");
   });
 });

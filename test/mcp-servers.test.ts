@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { AbortedError } from "../src/errors.js";
 import type { McpHub, McpStartReport } from "../src/tools/mcp/index.js";
-import { type AnyTool, ToolSet, parametersSchema } from "../src/tools/registry.js";
+import type { AnyTool } from "../src/tools/registry.js";
+import { ToolSet, parametersSchema } from "../src/tools/tool-set.js";
 import { type TestHub, fixtureServer, testHub, toolCall, toolContext } from "./support/mcp.js";
 
 const set = (tools: AnyTool[]) => new ToolSet(tools);

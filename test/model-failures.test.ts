@@ -51,7 +51,7 @@ describe.each(formats)("$provider: failures", (format) => {
     server.enqueue(format.error(401, `Incorrect API key provided: ${SECRET_KEY}. Find your key at https://example.test`));
     const error = await modelFailure(provider.chat(ask()));
     expect(error.code).toBe("model_auth");
-    expect(error.status).toBe(502);
+    expect(error.fault).toBe("model");
     expect(error.message).toBe(`model "${name}": HTTP 401: Incorrect API key provided: ***. Find your key at https://example.test`);
     expect(JSON.stringify({ ...error, message: error.message, stack: error.stack })).not.toContain(SECRET_KEY);
     expect(server.requests).toHaveLength(1);

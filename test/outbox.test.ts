@@ -17,10 +17,10 @@ describe("outbox", () => {
     expect(outbox.drain("other")).toEqual([{ from: "agent", text: "b" }]);
   });
 
-  it("keeps only deliveries marked keep, hands them out once, oldest first", () => {
+  it("keeps only deliveries marked keep (never notices), hands them out once, oldest first", () => {
     const outbox = new Outbox();
     outbox.publish("s", delivery("in-band"));
-    outbox.publish("s", { type: "subagent.start", id: "x", label: "l", agent: "main" }, true);
+    outbox.publish("s", { type: "notice", event: "subagent.start", data: { id: "x", label: "l", agent: "main" } }, true);
     outbox.publish("s", delivery("1"), true);
     outbox.publish("s", delivery("2"), true);
     expect(outbox.drain("s").map((d) => d.text)).toEqual(["1", "2"]);

@@ -84,7 +84,7 @@ describe("plugin tools through the gateway", () => {
     ]);
     const { runtime, warnings } = await prepare(loaded, { logger: recordingLogger() });
     onTestFinished(() => runtime.close(0));
-    expect(runtime.policy.isEnabled(runtime.tools.get("my-tool")!)).toBe(false);
+    expect(runtime.toolOverview().find((tool) => tool.name === "my-tool")).toEqual({ name: "my-tool", origin: "plugin ./dash.js", enabled: false });
     expect(warnings.join("\n")).not.toMatch(/no tool named "my_tool"/);
   });
 
@@ -103,7 +103,7 @@ describe("plugin tools through the gateway", () => {
     const task = [call("notes", { action: "add", text: "child note" }), call("notes", { action: "list" })].join("\n");
     const { json } = await h.chat({ message: call("subagent", { task }), session: "sub" });
     expect(json.reply).toContain("1. child note");
-    expect(h.runtime.toolStates.size).toBe(0);
+    expect(h.runtime.stats().toolStates).toBe(0);
     expect((await h.chat({ message: call("notes", { action: "list" }), session: "sub" })).json.reply).toBe("done: No notes yet.");
   });
 
@@ -159,12 +159,11 @@ describe("loading plugins", () => {
       },
       dir,
     );
-    const { runtime, origins } = await prepare(loadConfig({ env: {}, cwd: path.join(root, "test"), argv: ["--config", path.join(dir, "picoclaw.config.json")] }), {
+    const { runtime } = await prepare(loadConfig({ env: {}, cwd: path.join(root, "test"), argv: ["--config", path.join(dir, "picoclaw.config.json")] }), {
       logger: recordingLogger(),
     });
     onTestFinished(() => runtime.close(0));
-    expect(runtime.tools.get("hello")).toBeDefined();
-    expect(origins.get("hello")).toBe("plugin ./tools/hello.js");
+    expect(runtime.toolOverview().find((tool) => tool.name === "hello")?.origin).toBe("plugin ./tools/hello.js");
   });
 
   it("package names resolve from the config file's folder as an ES module import would: ESM-only, dual, CommonJS, scoped subpaths", async () => {
@@ -189,8 +188,9 @@ describe("loading plugins", () => {
       },
       dir,
     );
-    const { runtime, origins } = await prepare(loadConfig({ env: {}, cwd: dir }), { logger: recordingLogger() });
+    const { runtime } = await prepare(loadConfig({ env: {}, cwd: dir }), { logger: recordingLogger() });
     onTestFinished(() => runtime.close(0));
+    const origins = new Map(runtime.toolOverview().map((tool) => [tool.name, tool.origin]));
     expect(["esm_only", "dual_esm", "cjs_tool", "acme_weather"].map((n) => origins.get(n))).toEqual([
       "plugin esm-only",
       "plugin dual",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { AbortedError, ModelError } from "../src/errors.js";
-import type { RuntimeEvents } from "../src/runtime/events.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
 import { Runtime } from "../src/runtime/runtime.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { testTools } from "./support/tools.js";
@@ -84,7 +84,7 @@ describe("turn loop", () => {
     const runtime = makeRuntime(model);
     const seen: [string, unknown][] = [];
     for (const name of ["turn.start", "turn.end", "llm.request", "llm.response", "tool.start", "tool.end", "delivery"] as const) {
-      runtime.events.on(name, (p: RuntimeEvents[typeof name]) => seen.push([name, p]));
+      runtime.on(name, (p: RuntimeEvents[typeof name]) => seen.push([name, p]));
     }
     const turn = send(runtime, "go");
     (await model.calls(1))[0]!.resolve({ toolCalls: [{ id: "c1", type: "function", function: { name: "echo", arguments: '{"text":"x"}' } }] });
@@ -108,7 +108,7 @@ describe("turn loop", () => {
   it("a listener that throws does not break the turn", async () => {
     const model = new ControlledModel();
     const runtime = makeRuntime(model);
-    runtime.events.on("turn.start", () => {
+    runtime.on("turn.start", () => {
       throw new Error("bad listener");
     });
     const turn = send(runtime, "x");
@@ -120,8 +120,8 @@ describe("turn loop", () => {
 describe("sessions", () => {
   it("a chat id or channel a session key cannot be built from is refused", async () => {
     const runtime = makeRuntime(new ControlledModel());
-    await expect(send(runtime, "x", "a:subagent:b")).rejects.toMatchObject({ status: 400, code: "invalid_request" });
-    await expect(runtime.handleMessage({ agentId: "main", channel: "Bad Channel", chatId: "s", text: "x" })).rejects.toMatchObject({ status: 400 });
+    await expect(send(runtime, "x", "a:subagent:b")).rejects.toMatchObject({ code: "invalid_request", fault: "user" });
+    await expect(runtime.handleMessage({ agentId: "main", channel: "Bad Channel", chatId: "s", text: "x" })).rejects.toMatchObject({ code: "invalid_request" });
   });
 
   it("turns on one session run one at a time, in arrival order", async () => {
@@ -169,7 +169,7 @@ describe("sessions", () => {
     const runtime = makeRuntime(model);
     const controller = new AbortController();
     let ended: RuntimeEvents["turn.end"] | undefined;
-    runtime.events.on("turn.end", (e) => (ended = e));
+    runtime.on("turn.end", (e) => (ended = e));
     const turn = send(runtime, "x", "s", controller.signal);
     (await model.calls(1))[0]!.resolve({ toolCalls: [{ id: "w", type: "function", function: { name: "wait", arguments: "{}" } }] });
     await new Promise((r) => setTimeout(r, 10));
@@ -217,6 +217,6 @@ describe("sessions", () => {
     expect((await finishing).reply).toBe("made it");
     await closed;
     await expect(hanging).rejects.toThrow("shutting down");
-    await expect(send(runtime, "late")).rejects.toMatchObject({ code: "aborted", status: 503 });
+    await expect(send(runtime, "late")).rejects.toMatchObject({ code: "aborted", fault: "system" });
   });
 });

@@ -1,26 +1,26 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startGateway } from "../src/gateway/server.js";
-import type { RuntimeEvents } from "../src/runtime/events.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
 import { FakeModelServer, textCompletion } from "./support/fake-openai.js";
 import { harness, openaiConfig } from "./support/project.js";
 
 describe("the node server", () => {
   it("warns loudly when told to bind beyond loopback without a token", async () => {
     const h = harness();
-    const running = await startGateway({ runtime: h.runtime, host: "0.0.0.0", port: 0, token: "" });
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "0.0.0.0", port: 0, token: "" });
     onTestFinished(() => running.close());
     expect(h.logger.lines.filter((l) => l.level === "warn").map((l) => l.message).join("\n")).toMatch(/^WARNING: binding to 0\.0\.0\.0 with NO token/);
     const quiet = harness();
-    const local = await startGateway({ runtime: quiet.runtime, host: "127.0.0.1", port: 0, token: "" });
+    const local = await startGateway({ runtime: quiet.runtime, logger: quiet.logger, host: "127.0.0.1", port: 0, token: "" });
     onTestFinished(() => local.close());
     expect(quiet.logger.lines.filter((l) => l.level === "warn")).toEqual([]);
   });
 
   it("a port in use is a clear error", async () => {
     const h = harness();
-    const first = await startGateway({ runtime: h.runtime, host: "127.0.0.1", port: 0, token: "" });
+    const first = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
     onTestFinished(() => first.close());
-    await expect(startGateway({ runtime: harness().runtime, host: "127.0.0.1", port: first.port, token: "" })).rejects.toThrow(
+    await expect(startGateway({ runtime: harness().runtime, logger: h.logger, host: "127.0.0.1", port: first.port, token: "" })).rejects.toThrow(
       `cannot listen on 127.0.0.1:${first.port}: the port is in use`,
     );
   });
@@ -29,8 +29,8 @@ describe("the node server", () => {
     const model = await FakeModelServer.start(() => ({ ...textCompletion("too late"), delayMs: 30_000 }));
     onTestFinished(() => model.close());
     const h = harness({ config: openaiConfig(model.url) });
-    const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.events.on("turn.end", resolve));
-    const running = await startGateway({ runtime: h.runtime, host: "127.0.0.1", port: 0, token: "" });
+    const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.on("turn.end", resolve));
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
     onTestFinished(() => running.close());
     const client = new AbortController();
     const request = fetch(`${running.url}/v1/chat`, {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../src/tools/tool.js";
-import type { RuntimeEvents } from "../src/runtime/events.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
 import { call, useScriptedModel } from "./support/scripted-openai.js";
 import { sseReader } from "./support/sse.js";
@@ -30,7 +30,7 @@ function gateway(extra: Config = {}): Harness {
 
 function record<K extends keyof RuntimeEvents>(h: Harness, name: K): RuntimeEvents[K][] {
   const seen: RuntimeEvents[K][] = [];
-  h.runtime.events.on(name, (e) => seen.push(e));
+  h.runtime.on(name, (e) => seen.push(e));
   return seen;
 }
 
@@ -68,7 +68,7 @@ describe("subagent", () => {
     expect(ends).toHaveLength(1);
     expect(ends[0]).toMatchObject({ outcome: "done", label: "kid", parentKey: "agent:main:http:plans", agentId: "main" });
     expect(ends[0]!.childKey).toMatch(/^agent:main:http:plans:subagent:[A-Za-z0-9_-]+$/);
-    expect(h.runtime.todos.size).toBe(1);
+    expect(h.plans.size).toBe(1);
     expect(h.runtime.historyOf(ends[0]!.childKey)).toEqual([]);
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
   });
@@ -88,7 +88,7 @@ describe("subagent", () => {
       const [, second] = childRequests(task).slice(-2);
       expect(JSON.parse(toolResults(second!)[0]!).message, task).toBe("Updated 1 todos");
     }
-    expect(h.runtime.todos.size).toBe(1);
+    expect(h.plans.size).toBe(1);
   });
 
   it("an agent whose allowlist lacks todo has children that neither see nor run it", async () => {
@@ -98,7 +98,7 @@ describe("subagent", () => {
     const [first, second] = childRequests(task).slice(-2);
     expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["subagent"]);
     expect(toolResults(second!)[0]).toMatch(/^tool "todo" is not available to this agent/);
-    expect(h.runtime.todos.size).toBe(0);
+    expect(h.plans.size).toBe(0);
   });
 
   it("nesting deeper than max_depth gets an error result and the turn completes", async () => {
@@ -245,8 +245,8 @@ describe("spawn inside a subagent", () => {
     expect(first!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["delegate", "subagent", "todo"]);
     expect(toolResults(second!)[0]).toMatch(/^tool "spawn" is not available to this agent/);
     await h.runtime.idle();
-    expect(h.runtime.todos.size).toBe(0);
-    expect(h.runtime.history.size).toBe(1);
+    expect(h.plans.size).toBe(0);
+    expect(h.runtime.sessionKeys()).toHaveLength(1);
   });
 });
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { AbortedError } from "../src/errors.js";
-import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
-import { MemoryHistoryStore } from "../src/runtime/history.js";
+import { EventBus, type RuntimeEvents } from "../src/feature/events.js";
+import { MemoryHistoryStore } from "../src/session/history.js";
 import { Outbox } from "../src/runtime/outbox.js";
 import {
   childSessionKey,
@@ -14,10 +14,10 @@ import {
   parseSessionKey,
   rootKey,
   sessionKeyFor,
-} from "../src/runtime/session-key.js";
-import { SessionLifecycle, SessionState } from "../src/runtime/session-state.js";
+} from "../src/session/key.js";
+import { SessionLifecycle, SessionState } from "../src/session/state.js";
 import { StopSwitches } from "../src/runtime/stop-switches.js";
-import { Subturns } from "../src/runtime/subturns.js";
+import { Subturns } from "../src/tools/subagent/subturns.js";
 import { silentLogger } from "../src/log.js";
 
 describe("session key helpers", () => {
@@ -70,12 +70,13 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
   let id = 0;
   let now = 0;
   let behaviour: (key: string, signal: AbortSignal) => Promise<string> = async () => "ok";
+  const outbox = new Outbox();
   const subturns = new Subturns({
     config,
     events,
-    lifecycle,
     history,
-    outbox: new Outbox(),
+    notify: (sessionKey, event, data) => outbox.publish(sessionKey, { type: "notice", event, data }),
+    releaseSession: (sessionKey) => lifecycle.clear(sessionKey, "release"),
     logger: silentLogger,
     clock: { now: () => (now += 10) },
     ids: () => `c${++id}`,

@@ -58,7 +58,7 @@ describe("todo through the gateway", () => {
     const empty = await h.request("/v1/sessions/agent:main:http:view/todos");
     expect(await empty.text()).toBe('{"todos":[],"total_count":0,"message":"Retrieved 0 todos"}');
     expect(empty.headers.get("content-type")).toMatch(/application\/json/);
-    expect(h.runtime.todos.size).toBe(0);
+    expect(h.plans.size).toBe(0);
     await h.chat({ message: write([{ id: "a", content: "A", priority: "high" }]), session: "view" });
     await h.chat({ message: READ, session: "view" });
     const view = await h.request("/v1/sessions/agent:main:http:view/todos");
@@ -72,9 +72,9 @@ describe("todo through the gateway", () => {
     const h = gateway();
     await h.chat({ message: write([{ id: "1", content: "x" }]), session: "c" });
     await h.chat({ message: write([{ id: "1", content: "y" }]), session: "other" });
-    expect(h.runtime.todos.size).toBe(2);
+    expect(h.plans.size).toBe(2);
     await h.chat({ message: "/clear", session: "c" });
-    expect(h.runtime.todos.size).toBe(1);
+    expect(h.plans.size).toBe(1);
     await h.chat({ message: READ, session: "c" });
     expect(lastToolResult()).toBe('{"todos":[],"total_count":0,"message":"Retrieved 0 todos"}');
   });
@@ -100,7 +100,7 @@ describe("todo through the gateway", () => {
     const request = model.server.requests.at(-2)!;
     expect((request.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name)).not.toContain("todo");
     expect(lastToolResult()).toMatch(/^tool "todo" is not available to this agent/);
-    expect(h.runtime.todos.size).toBe(0);
+    expect(h.plans.size).toBe(0);
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.find((a: { id: string }) => a.id === "notodo").tools).not.toContain("todo");
   });
@@ -115,7 +115,7 @@ describe("todo through the gateway", () => {
     const on = gateway({ PICOCLAW_TOOLS_TODO_ENABLED: "true" }, null);
     await on.chat({ message: write([{ id: "1", content: "x" }]) });
     expect(lastToolResult()).toMatch(/"message":"Updated 1 todos"/);
-    expect(on.runtime.todos.size).toBe(1);
+    expect(on.plans.size).toBe(1);
   });
 
   it("/todo refuses to keep a plan for an agent without the todo tool", async () => {
@@ -123,7 +123,7 @@ describe("todo through the gateway", () => {
     for (const message of ["/todo", "/todo edit\n- [ ] sneaky"]) {
       expect((await h.chat({ message })).json.reply).toMatch(/^This agent has no todo tool/);
     }
-    expect(h.runtime.todos.size).toBe(0);
+    expect(h.plans.size).toBe(0);
   });
 
   it("tools.todo.max_plans caps the plans of the whole gateway", async () => {

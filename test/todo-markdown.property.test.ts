@@ -19,9 +19,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list-markdown.js";
-import { parsePhasesMarkdown, renderPhasesMarkdown } from "../src/tools/todo/markdown.js";
-import { applyPhaseOp } from "../src/tools/todo/phase-ops.js";
+import { parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list/markdown.js";
+import { parsePhasesMarkdown, renderPhasesMarkdown } from "../src/tools/todo/phases/markdown.js";
+import { applyPhaseOp } from "../src/tools/todo/phases/ops.js";
 import {
   MAX_PHASE_NAME_BYTES,
   MAX_TASK_BYTES,
@@ -29,11 +29,12 @@ import {
   type Phase,
   type PhaseOpInput,
   type PhasePlan,
-  TASK_STATUSES,
-  cleanText,
   normalisePhases,
-} from "../src/tools/todo/phases.js";
-import { TODO_PRIORITIES, TODO_STATUSES, utf8Length, validateTodoArgs } from "../src/tools/todo/validate.js";
+} from "../src/tools/todo/phases/plan.js";
+import { TASK_STATUSES } from "../src/tools/todo/markdown.js";
+import { cleanText } from "../src/tools/todo/text.js";
+import { TODO_PRIORITIES, TODO_STATUSES, validateTodoArgs } from "../src/tools/todo/list/validate.js";
+import { utf8Length } from "../src/tools/todo/text.js";
 
 const FRAGMENTS = [
   "[x]", "[ ]", "[/]", "[-]", "[]", "\\[x\\]", "[?]", "#", "## ", "- ", "* ", "+ ", "<!--", "-->", "<!-- {\"id\":\"1\"} -->",

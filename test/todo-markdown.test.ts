@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { listAsPhases, parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list-markdown.js";
-import { parsePhasesMarkdown, renderPhasesMarkdown } from "../src/tools/todo/markdown.js";
-import type { PhasePlan, TaskStatus } from "../src/tools/todo/phases.js";
-import type { TodoItem } from "../src/tools/todo/validate.js";
+import { parseListMarkdown, renderListMarkdown } from "../src/tools/todo/list/markdown.js";
+import { listAsPhases } from "../src/tools/todo/plans.js";
+import { parsePhasesMarkdown, renderPhasesMarkdown } from "../src/tools/todo/phases/markdown.js";
+import type { TaskStatus } from "../src/tools/todo/markdown.js";
+import type { PhasePlan } from "../src/tools/todo/phases/plan.js";
+import type { TodoItem } from "../src/tools/todo/list/validate.js";
 
 const task = (content: string, status: TaskStatus = "pending") => ({ content, status });
 const sample: PhasePlan = [

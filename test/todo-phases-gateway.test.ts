@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RuntimeEvents } from "../src/runtime/events.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
 import type { RecordedRequest } from "./support/fake-openai.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
 import { call, useScriptedModel } from "./support/scripted-openai.js";
@@ -24,7 +24,7 @@ describe("the phases style through the gateway", () => {
   it("the model gets the phases tool, ops change the plan, results stay silent", async () => {
     const h = gateway();
     const updates: RuntimeEvents["plan.updated"][] = [];
-    h.runtime.events.on("plan.updated", (e) => updates.push(e));
+    h.runtime.on("plan.updated", (e) => updates.push(e));
     const { json } = await h.chat({ message: [INIT, call("todo", { op: "done", task: "Write parser" })].join("\n"), session: "p" });
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
     const last = model.server.requests.at(-1)!;
@@ -74,7 +74,7 @@ describe("the phases style through the gateway", () => {
     await h.chat({ message: call("todo", { action: "write", todos: [{ id: "1", content: "x" }] }), agent: "lister", session: "cap" });
     expect(toolResults(model.server.requests.at(-1)!)[0]).toBe("todo session capacity reached; clear an obsolete plan before creating another");
     await h.chat({ message: "/clear", session: "cap" });
-    expect(h.runtime.todos.size).toBe(0);
+    expect(h.plans.size).toBe(0);
     expect((await h.chat({ message: "/todo", session: "cap" })).json.reply).toBe("# Todos");
   });
 });

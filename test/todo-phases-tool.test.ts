@@ -1,9 +1,9 @@
 import { looseState } from "./support/tools.js";
 import { describe, expect, it } from "vitest";
-import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
-import { ToolSet, parametersSchema } from "../src/tools/registry.js";
-import { PHASES_DESCRIPTION, createPhasesStore, createPhasesTool } from "../src/tools/todo/phases-tool.js";
-import type { PhasePlan } from "../src/tools/todo/phases.js";
+import type { RuntimeEvents } from "../src/feature/events.js";
+import { ToolSet, parametersSchema } from "../src/tools/tool-set.js";
+import { PHASES_DESCRIPTION, createPhasesStore, createPhasesTool } from "../src/tools/todo/phases/tool.js";
+import type { PhasePlan } from "../src/tools/todo/phases/plan.js";
 import type { ToolResult } from "../src/tools/tool.js";
 
 const KEY = "agent:main:http:s";
@@ -11,13 +11,18 @@ const KEY = "agent:main:http:s";
 function setup(maxPlans = 256) {
   const store = createPhasesStore(maxPlans);
   const tool = createPhasesTool(store);
-  const events = new EventBus();
+  // What the tool publishes, with the scope the pipeline adds (the todo feature emits it as plan.updated).
   const updates: RuntimeEvents["plan.updated"][] = [];
-  events.on("plan.updated", (payload) => updates.push(payload));
-  const ctx = (agentId = "main", sessionKey = KEY) => ({ agentId, sessionKey, signal: new AbortController().signal, events, state: looseState() });
+  const ctx = (agentId = "main", sessionKey = KEY) => ({
+    agentId,
+    sessionKey,
+    signal: new AbortController().signal,
+    state: looseState(),
+    publish: (details: unknown) => updates.push({ agentId, sessionKey, ...(details as Omit<RuntimeEvents["plan.updated"], "agentId" | "sessionKey">) }),
+  });
   const run = (args: unknown, agentId?: string, sessionKey?: string): Promise<ToolResult> =>
     Promise.resolve(tool.execute(args as never, ctx(agentId, sessionKey)));
-  return { store, tool, run, updates, ctx, events };
+  return { store, tool, run, updates, ctx };
 }
 
 const init = { op: "init", list: [{ phase: "Build", items: ["Design", "Test"] }, { phase: "Ship", items: ["Release"] }] };
@@ -172,7 +177,7 @@ describe("phases tool: atomic failure through a real PlanStore", () => {
 });
 
 describe("phases tool: plan.updated", () => {
-  it("each change emits the plan and the tasks it completed, with its scope", async () => {
+  it("each change publishes the plan and the tasks it completed, with its scope", async () => {
     const { run, updates } = setup();
     await run(init);
     await run({ op: "done", phase: "Build" });
@@ -194,7 +199,7 @@ describe("phases tool: plan.updated", () => {
     ]);
   });
 
-  it("a view emits nothing; a clear emits the empty plan", async () => {
+  it("a view publishes nothing; a clear publishes the empty plan", async () => {
     const { run, updates } = setup();
     await run({ op: "view" });
     expect(updates).toEqual([]);
@@ -234,7 +239,7 @@ describe("phases tool: store, keys and capacity", () => {
     expect((await run(init, "main", "b")).isError).toBe(false);
   });
 
-  it("a capacity refusal emits nothing", async () => {
+  it("a capacity refusal publishes nothing", async () => {
     const { run, updates } = setup(1);
     await run(init, "main", "a");
     await run(init, "main", "b");

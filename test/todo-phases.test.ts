@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { applyPhaseOp, formatErrors, taskNotFound } from "../src/tools/todo/phase-ops.js";
-import { type PhaseOpInput, type PhasePlan, type TaskStatus, cleanText, normalisePhases } from "../src/tools/todo/phases.js";
+import { applyPhaseOp, formatErrors, taskNotFound } from "../src/tools/todo/phases/ops.js";
+import type { TaskStatus } from "../src/tools/todo/markdown.js";
+import { type PhaseOpInput, type PhasePlan, normalisePhases } from "../src/tools/todo/phases/plan.js";
+import { cleanText } from "../src/tools/todo/text.js";
 
 type Short = "p" | "i" | "c" | "a";
 const STATUS: Record<Short, TaskStatus> = { p: "pending", i: "in_progress", c: "completed", a: "abandoned" };

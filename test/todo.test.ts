@@ -1,9 +1,9 @@
 import { looseState } from "./support/tools.js";
 import { describe, expect, it } from "vitest";
-import { EventBus } from "../src/runtime/events.js";
 import { createPlanStore, listView } from "../src/tools/todo/plans.js";
-import { TODO_DESCRIPTION, createTodoTool, readTodos } from "../src/tools/todo/tool.js";
-import { type TodoItem, utf8Length } from "../src/tools/todo/validate.js";
+import { TODO_DESCRIPTION, createTodoTool, readTodos } from "../src/tools/todo/list/tool.js";
+import type { TodoItem } from "../src/tools/todo/list/validate.js";
+import { utf8Length } from "../src/tools/todo/text.js";
 import type { ToolResult } from "../src/tools/tool.js";
 
 function setup(maxPlans = 256) {
@@ -19,9 +19,8 @@ function setup(maxPlans = 256) {
     },
   };
   const tool = createTodoTool(store);
-  const events = new EventBus();
   const run = (args: unknown, agentId = "main", sessionKey = "agent:main:http:s"): Promise<ToolResult> =>
-    Promise.resolve(tool.execute(args as never, { agentId, sessionKey, signal: new AbortController().signal, events, state: looseState() }));
+    Promise.resolve(tool.execute(args as never, { agentId, sessionKey, signal: new AbortController().signal, state: looseState(), publish: () => {} }));
   return { store, tool, run };
 }
 

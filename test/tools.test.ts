@@ -1,17 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { EventBus, type RuntimeEvents } from "../src/runtime/events.js";
-import { ToolSet, parametersSchema } from "../src/tools/registry.js";
+import { type CallObserver, ToolSet, parametersSchema } from "../src/tools/tool-set.js";
 import { ToolRegistry } from "../src/tools/registry.js";
 import { type ToolContext, defineTool, toolResult } from "../src/tools/tool.js";
 import { boomTool, echoTool, waitTool, whisperTool } from "./support/tools.js";
 
+/** A call scope whose observer records what the tool set reports, as the runtime's events would carry it. */
 function context(signal = new AbortController().signal) {
-  const events = new EventBus();
-  const seen: { name: string; payload: unknown }[] = [];
-  events.on("tool.start", (p) => seen.push({ name: "tool.start", payload: p }));
-  events.on("tool.end", (p) => seen.push({ name: "tool.end", payload: p }));
-  return { ctx: { agentId: "main", sessionKey: "agent:main:http:s", signal, events }, seen };
+  const seen: { name: string; payload: Record<string, unknown> }[] = [];
+  const scope = { agentId: "main", sessionKey: "agent:main:http:s" };
+  const observer: CallObserver = {
+    started: (tool, callId) => seen.push({ name: "tool.start", payload: { ...scope, tool, callId } }),
+    ended: (tool, callId, result, durationMs) =>
+      seen.push({ name: "tool.end", payload: { ...scope, tool, callId, isError: result.isError, silent: result.silent, durationMs } }),
+    published: (tool, callId, details) => seen.push({ name: "tool.update", payload: { ...scope, tool, callId, details } }),
+  };
+  return { ctx: { ...scope, signal, observer }, seen };
 }
 
 const call = (name: string, args: string, id = "c1") => ({ id, type: "function" as const, function: { name, arguments: args } });
@@ -81,7 +85,43 @@ describe("tool set", () => {
     const { ctx, seen } = context();
     const result = await set.execute(call("boom", "{}"), ctx);
     expect(result).toEqual({ forLLM: 'tool "boom" failed: kaboom', silent: false, isError: true });
-    expect((seen[1]!.payload as RuntimeEvents["tool.end"]).isError).toBe(true);
+    expect(seen[1]!.payload.isError).toBe(true);
+  });
+
+  it("a tool's context holds only the trusted ids, its signal, its own state and a way to publish its own details", async () => {
+    let seenKeys: string[] = [];
+    const probe = defineTool({
+      name: "probe",
+      description: "Looks at its context.",
+      parameters: z.object({}),
+      execute: (_args, ctx) => {
+        seenKeys = Object.keys(ctx).sort();
+        ctx.publish({ step: 1 });
+        return toolResult.text(`${ctx.agentId} ${ctx.sessionKey}`);
+      },
+    });
+    const { ctx, seen } = context();
+    expect((await new ToolSet([probe]).execute(call("probe", "{}"), ctx)).forLLM).toBe("main agent:main:http:s");
+    expect(seenKeys).toEqual(["agentId", "publish", "sessionKey", "signal", "state"]);
+    expect(seen.map((e) => e.name)).toEqual(["tool.start", "tool.update", "tool.end"]);
+    expect(seen[1]!.payload).toEqual({ agentId: "main", sessionKey: "agent:main:http:s", tool: "probe", callId: "c1", details: { step: 1 } });
+  });
+
+  it("details a tool publishes after its call is over are dropped", async () => {
+    let late: ((details: unknown) => void) | undefined;
+    const lingering = defineTool({
+      name: "lingering",
+      description: "Keeps its publish.",
+      parameters: z.object({}),
+      execute: (_args, ctx) => {
+        late = ctx.publish;
+        return toolResult.text("done");
+      },
+    });
+    const { ctx, seen } = context();
+    await new ToolSet([lingering]).execute(call("lingering", "{}"), ctx);
+    late!({ after: true });
+    expect(seen.map((e) => e.name)).toEqual(["tool.start", "tool.end"]);
   });
 
   it("an abort of the turn escapes as an abort, not as a result", async () => {

@@ -10,8 +10,8 @@ export interface AgentDefinition {
   tools: readonly string[] | null;
   /** Agents this one may delegate to or spawn as (`"*"` for any); empty: none. */
   allowAgents: readonly string[];
-  /** AGENT.md `todo_style`: which form of the todo tool this agent gets (default: tools.todo.style). */
-  todoStyle?: "list" | "phases";
+  /** Frontmatter keys that features read (`todo_style`...), validated by the feature's schema. */
+  settings: Readonly<Record<string, unknown>>;
   /** The body of AGENT.md: the system prompt. */
   prompt: string;
   /** The file it came from (for messages). */

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { AGENT_ID } from "../config/schema.js";
 import type { AgentDefinition } from "./agent.js";
-import { parseAgentFile } from "./frontmatter.js";
+import { type FrontmatterKeys, parseAgentFile } from "./frontmatter.js";
 
 export const AGENT_FILE = "AGENT.md";
 
@@ -18,7 +18,7 @@ export interface AgentCatalog {
  * that does not parse loads the agent with NO tools (fail closed) and a
  * warning naming the file; nothing here throws for a bad agent.
  */
-export function loadAgentCatalog(dir: string): AgentCatalog {
+export function loadAgentCatalog(dir: string, extra: FrontmatterKeys = {}): AgentCatalog {
   const agents = new Map<string, AgentDefinition>();
   const warnings: string[] = [];
   if (!existsSync(dir)) {
@@ -38,7 +38,7 @@ export function loadAgentCatalog(dir: string): AgentCatalog {
       warnings.push(`${folder}: no ${AGENT_FILE}; skipped`);
       continue;
     }
-    const { agent, warnings: own } = readAgent(name, file, readFileSync(file, "utf8"));
+    const { agent, warnings: own } = readAgent(name, file, readFileSync(file, "utf8"), extra);
     agents.set(name, agent);
     warnings.push(...own);
   }
@@ -46,8 +46,8 @@ export function loadAgentCatalog(dir: string): AgentCatalog {
 }
 
 /** Builds one agent from the text of its AGENT.md. */
-export function readAgent(id: string, file: string, text: string): { agent: AgentDefinition; warnings: string[] } {
-  const parsed = parseAgentFile(text);
+export function readAgent(id: string, file: string, text: string, extra: FrontmatterKeys = {}): { agent: AgentDefinition; warnings: string[] } {
+  const parsed = parseAgentFile(text, extra);
   const warnings = parsed.notes.map((note) => `${file}: ${note}`);
   if (parsed.problems.length > 0) {
     warnings.push(`${file}: frontmatter does not parse, so agent "${id}" gets no tools: ${parsed.problems.join("; ")}`);
@@ -61,7 +61,7 @@ export function readAgent(id: string, file: string, text: string): { agent: Agen
       model: fm?.model,
       tools: fm === null ? [] : (fm.tools ?? null),
       allowAgents: fm?.allow_agents ?? [],
-      ...(fm?.todo_style ? { todoStyle: fm.todo_style } : {}),
+      settings: fm?.settings ?? {},
       prompt: parsed.body,
       file,
     },

@@ -8,6 +8,7 @@ import { describeIssues } from "../validation.js";
  * fails closed (the agent gets no tools).
  */
 
+/** The keys the core reads; features add theirs (`FrontmatterKeys`). */
 export const frontmatterSchema = z.looseObject({
   name: z.string().min(1).optional(),
   description: z.string().optional(),
@@ -17,7 +18,6 @@ export const frontmatterSchema = z.looseObject({
     .nullable()
     .optional()
     .transform((v) => (v === null ? [] : v)),
-  todo_style: z.enum(["list", "phases"]).optional(),
   allow_agents: z
     .array(z.string().min(1))
     .nullable()
@@ -29,9 +29,17 @@ export type Frontmatter = z.output<typeof frontmatterSchema>;
 
 const KNOWN_KEYS = new Set(Object.keys(frontmatterSchema.shape));
 
+/** Frontmatter keys a feature reads, with their schemas (e.g. `todo_style`). */
+export type FrontmatterKeys = Readonly<Record<string, z.ZodType>>;
+
+export interface ParsedFrontmatter extends Frontmatter {
+  /** The values of the features' keys that are present. */
+  settings: Record<string, unknown>;
+}
+
 export interface ParsedAgentFile {
   /** The validated frontmatter, or null when it is missing or broken. */
-  frontmatter: Frontmatter | null;
+  frontmatter: ParsedFrontmatter | null;
   /** True when a frontmatter block was present (even a broken one). */
   hasFrontmatter: boolean;
   body: string;
@@ -44,13 +52,13 @@ export interface ParsedAgentFile {
 const OPEN = /^\uFEFF?---[ \t]*\r?\n/;
 const CLOSE = /^(?:---|\.\.\.)[ \t]*$/m;
 
-export function parseAgentFile(text: string): ParsedAgentFile {
+export function parseAgentFile(text: string, extra: FrontmatterKeys = {}): ParsedAgentFile {
   const open = OPEN.exec(text);
   if (!open) {
     if (/^\uFEFF?---[ \t]*$/.test(text)) {
       return { frontmatter: null, hasFrontmatter: true, body: "", problems: ["frontmatter is not closed by a --- line"], notes: [] };
     }
-    return { frontmatter: { tools: undefined, allow_agents: undefined }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
+    return { frontmatter: { tools: undefined, allow_agents: undefined, settings: {} }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
   }
   const rest = text.slice(open[0].length);
   const close = CLOSE.exec(rest);
@@ -74,11 +82,13 @@ export function parseAgentFile(text: string): ParsedAgentFile {
     return { frontmatter: null, hasFrontmatter: true, body, problems: ["frontmatter must be a YAML mapping"], notes: [] };
   }
   const parsed = frontmatterSchema.safeParse(data, { reportInput: true });
-  if (!parsed.success) {
-    return { frontmatter: null, hasFrontmatter: true, body, problems: describeIssues(parsed.error), notes: [] };
-  }
+  const features = z.object(Object.fromEntries(Object.entries(extra).map(([key, schema]) => [key, schema.optional()]))).safeParse(data, { reportInput: true });
+  const problems = [...(parsed.success ? [] : describeIssues(parsed.error)), ...(features.success ? [] : describeIssues(features.error))];
+  if (!parsed.success || !features.success) return { frontmatter: null, hasFrontmatter: true, body, problems, notes: [] };
   const notes = Object.keys(data)
-    .filter((key) => !KNOWN_KEYS.has(key))
+    .filter((key) => !KNOWN_KEYS.has(key) && !Object.hasOwn(extra, key))
     .map((key) => `unknown frontmatter key "${key}" ignored`);
-  return { frontmatter: parsed.data, hasFrontmatter: true, body, problems: [], notes };
+  const settings = Object.fromEntries(Object.entries(features.data).filter(([, value]) => value !== undefined));
+  const frontmatter: ParsedFrontmatter = { ...parsed.data, settings };
+  return { frontmatter, hasFrontmatter: true, body, problems: [], notes };
 }

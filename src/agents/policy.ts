@@ -1,6 +1,8 @@
 import { type ToolSwitch, toolVariableName } from "../config/env.js";
 import { TOOLS_RESERVED, type ToolsConfig } from "../config/schema.js";
-import { type AnyTool, DEFAULT_TOOL_TIMEOUT_MS, type ToolRegistry, ToolSet, type ToolStates } from "../tools/registry.js";
+import type { AnyTool, ToolRegistry } from "../tools/registry.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, ToolSet } from "../tools/tool-set.js";
+import type { ToolStates } from "../tools/tool-states.js";
 import type { AgentDefinition } from "./agent.js";
 
 export interface ToolPolicyOptions {
@@ -14,6 +16,15 @@ export interface ToolPolicyOptions {
 }
 
 type Section = { enabled?: boolean; timeout_ms?: number };
+
+function sectionOf(tools: ToolsConfig, name: string): Section | undefined {
+  return (tools as unknown as Record<string, Section | undefined>)[name];
+}
+
+/** The time limit of one call in ms (0: none): tools.<name>.timeout_ms, else the tool's own, else 60 s. */
+export function toolTimeoutMs(tools: ToolsConfig, tool: Pick<AnyTool, "name" | "timeoutMs">): number {
+  return sectionOf(tools, tool.name)?.timeout_ms ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+}
 
 /**
  * The one effective-tool policy: a tool is effective for an agent when the
@@ -32,7 +43,7 @@ export class ToolPolicy {
   ) {}
 
   private section(name: string): Section | undefined {
-    return (this.tools as unknown as Record<string, Section | undefined>)[name];
+    return sectionOf(this.tools, name);
   }
 
   private switchFor(tool: AnyTool): ToolSwitch | undefined {
@@ -44,9 +55,8 @@ export class ToolPolicy {
     return this.switchFor(tool)?.enabled ?? this.section(tool.name)?.enabled ?? tool.enabledByDefault ?? false;
   }
 
-  /** The time limit of one call in ms (0: none): tools.<name>.timeout_ms, else the tool's own, else 60 s. */
   timeoutMs(tool: AnyTool): number {
-    return this.section(tool.name)?.timeout_ms ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    return toolTimeoutMs(this.tools, tool);
   }
 
   /** Forgets the tool sets made so far (after tools were added to the registry). */

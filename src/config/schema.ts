@@ -41,6 +41,9 @@ export const agentsSchema = z
 
 export const PROVIDERS = ["builtin", "openai", "anthropic"] as const;
 
+/** The two forms of the todo tool (tools.todo.style, AGENT.md todo_style). */
+export const TODO_STYLES = ["list", "phases"] as const;
+
 export const modelEntrySchema = z.strictObject({
   model_name: z.string().regex(MODEL_NAME, "expected letters, digits, '.', '_' or '-' (at most 64)"),
   provider: z.enum(PROVIDERS),
@@ -117,7 +120,7 @@ export const toolsSchema = z
         enabled: z.boolean().default(false),
         max_plans: int(1, 1_000_000).default(256).describe("Non-empty todo plans the gateway keeps at once."),
         style: z
-          .enum(["list", "phases"])
+          .enum(TODO_STYLES)
           .default("list")
           .describe('"list": PicoClaw\'s read/write tool; "phases": named phases of tasks changed by ops. AGENT.md todo_style overrides it.'),
       })

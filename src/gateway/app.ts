@@ -1,21 +1,23 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { PicoclawError, RequestError, messageOf } from "../errors.js";
+import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { CHAT_ID, agentOfKey, parseSessionKey } from "../runtime/session-key.js";
-import { listView, phasesView } from "../tools/todo/plans.js";
-import { readTodos } from "../tools/todo/tool.js";
+import { CHAT_ID } from "../session/key.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
+import { errorBody, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
+import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface AppOptions {
   /** When non-empty, every /v1/* route needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Where failed requests are logged (never with a body). */
+  logger?: Logger;
 }
 
 const chatBody = z.object({
@@ -27,23 +29,21 @@ const chatBody = z.object({
   agent: z.string().min(1).optional(),
 });
 
-function errorBody(code: string, message: string) {
-  return { error: { code, message } };
-}
-
 /**
  * The HTTP face of the runtime (CONTRACT §4). Nothing below this file knows
  * about hono; every error leaves as `{"error":{"code","message"}}`.
  */
 export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   const app = new Hono();
+  const logger = opts.logger ?? silentLogger;
 
   app.onError((error, c) => {
     if (error instanceof PicoclawError) {
-      if (error.status >= 500) runtime.logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
-      return c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
+      const status = statusOf(error.code);
+      if (status >= 500) logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
+      return c.json(errorBody(error.code, error.message), status);
     }
-    runtime.logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
+    logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
     return c.json(errorBody("internal", "internal error; see the gateway log"), 500);
   });
   app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404));
@@ -63,9 +63,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.post("/v1/chat", async (c) => {
     const body = chatBody.safeParse(await readJson(c.req.raw), { reportInput: true });
-    if (!body.success) throw new RequestError(400, "invalid_request", describeIssues(body.error).join("; "));
+    if (!body.success) throw new RequestError("invalid_request", describeIssues(body.error).join("; "));
     const outcome = await runtime.handleMessage({
-      agentId: body.data.agent ?? runtime.config.agents.default,
+      agentId: body.data.agent ?? runtime.defaultAgentId,
       channel: "http",
       chatId: body.data.session ?? "default",
       text: body.data.message,
@@ -76,7 +76,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       session_key: outcome.sessionKey,
       reply: outcome.reply,
       // What reached the session while nobody was watching comes first, once.
-      delivered: [...runtime.outbox.drain(outcome.sessionKey), ...outcome.delivered],
+      delivered: [...runtime.takeDeliveries(outcome.sessionKey), ...outcome.delivered],
     });
   });
 
@@ -87,33 +87,17 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionKeyParam(c.req.param("key"))));
 
-  app.get("/v1/sessions/:key/todos", (c) => {
-    const key = sessionKeyParam(c.req.param("key"));
-    const agent = runtime.agent(c.req.query("agent") ?? agentOfKey(key)!);
-    if (runtime.todoStyleOf(agent) === "phases") {
-      return c.json({ style: "phases", phases: phasesView(runtime.todos).read(agent.id, key) ?? [] });
-    }
-    return c.body(readTodos(listView(runtime.todos), agent.id, key), 200, { "content-type": "application/json" });
-  });
+  mountFeatureRoutes(app, runtime.routes());
 
   return app;
 }
 
-/** A session key from the URL, checked (it names an agent the gateway has). */
-export function sessionKeyParam(raw: string): string {
-  const parsed = parseSessionKey(raw);
-  if (!parsed) {
-    throw new RequestError(400, "invalid_session_key", `not a session key: ${JSON.stringify(raw)} (expected agent:<agent>:<channel>:<session>)`);
-  }
-  return raw;
-}
-
 async function readJson(request: Request): Promise<unknown> {
   const text = await request.text();
-  if (text.trim() === "") throw new RequestError(400, "invalid_json", "the body is empty; expected a JSON object");
+  if (text.trim() === "") throw new RequestError("invalid_json", "the body is empty; expected a JSON object");
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new RequestError(400, "invalid_json", `the body is not valid JSON: ${messageOf(error)}`);
+    throw new RequestError("invalid_json", `the body is not valid JSON: ${messageOf(error)}`);
   }
 }

@@ -8,8 +8,8 @@ export const HEARTBEAT_MS = 15_000;
 
 /** The SSE event a user-facing outbox item becomes (no session keys, no internal text). */
 export function sseOf(item: OutboxItem): { event: string; data: string } {
-  const { type, ...rest } = item;
-  return { event: type, data: JSON.stringify(rest) };
+  if (item.type === "notice") return { event: item.event, data: JSON.stringify(item.data) };
+  return { event: "delivery", data: JSON.stringify({ from: item.from, text: item.text }) };
 }
 
 /**
@@ -22,7 +22,7 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
   return streamSSE(c, async (stream) => {
     const queue: OutboxItem[] = [];
     let wake: (() => void) | undefined;
-    const unsubscribe = runtime.outbox.subscribe(sessionKey, (item) => {
+    const unsubscribe = runtime.subscribe(sessionKey, (item) => {
       queue.push(item);
       wake?.();
     });

@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { PicoclawError } from "../errors.js";
+import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createApp } from "./app.js";
 
@@ -12,6 +13,7 @@ export interface GatewayOptions {
   token: string;
   /** How long running turns may take to finish on shutdown before they are aborted. */
   graceMs?: number;
+  logger: Logger;
 }
 
 export interface RunningGateway {
@@ -30,19 +32,19 @@ export function isLoopback(host: string): boolean {
 
 /** Starts the HTTP server on the runtime and resolves once it listens. */
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
-  const { runtime, host, token } = opts;
+  const { runtime, host, token, logger } = opts;
   if (!isLoopback(host) && token === "") {
-    runtime.logger.warn(
+    logger.warn(
       `WARNING: binding to ${host} with NO token: anyone who can reach this address can use your agents and your model keys. ` +
         "Set gateway.token (or PICOCLAW_GATEWAY_TOKEN), or bind to 127.0.0.1.",
     );
   }
-  const app = createApp(runtime, { token });
+  const app = createApp(runtime, { token, logger });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;
-      reject(new PicoclawError(`cannot listen on ${host}:${opts.port}: ${why}`, { code: "listen_failed", status: 500, fault: "config" }));
+      reject(new PicoclawError(`cannot listen on ${host}:${opts.port}: ${why}`, { code: "listen_failed", fault: "config" }));
     };
     server.once("error", onError);
     server.listen(opts.port, host, () => {

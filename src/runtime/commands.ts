@@ -1,29 +1,10 @@
+import type { Command } from "../feature/command.js";
+
 /**
- * Slash commands: messages that start with a known `/word` are answered by
- * the gateway and never reach the model. Unknown `/words` are ordinary text.
+ * The slash commands of a runtime, and the core ones (`/help`, `/clear`,
+ * `/stop`). A message that starts with a known `/word` is answered by the
+ * gateway and never reaches the model; unknown `/words` are ordinary text.
  */
-
-export interface CommandContext {
-  agentId: string;
-  sessionKey: string;
-  /** What followed the command word (leading spaces removed; later lines kept). */
-  args: string;
-  signal: AbortSignal;
-}
-
-export interface Command {
-  name: string;
-  /** e.g. `/clear`; shown by /help. */
-  usage: string;
-  description: string;
-  /**
-   * True (the usual) when the command must wait its turn on the session lock,
-   * ordered with the session's turns; false for commands that must act at
-   * once, even while a turn runs.
-   */
-  locked: boolean;
-  run(ctx: CommandContext): Promise<string> | string;
-}
 
 const COMMAND = /^\/([A-Za-z][A-Za-z0-9_-]*)(?=\s|$)/;
 
@@ -93,29 +74,6 @@ export function stopCommand(stop: (sessionKey: string) => { stopped: boolean; su
       const { stopped, subagents } = stop(ctx.sessionKey);
       if (!stopped) return "Nothing was running.";
       return subagents > 0 ? `Stopped, along with ${subagents} subagent${subagents === 1 ? "" : "s"}.` : "Stopped.";
-    },
-  };
-}
-
-/** `/subagents`: the session's running subagents. */
-export function subagentsCommand(
-  list: (sessionKey: string) => { id: string; label: string; agentId: string; depth: number; startedAt: number }[],
-  now: () => number,
-): Command {
-  return {
-    name: "subagents",
-    usage: "/subagents",
-    description: "list the subagents running for this session",
-    locked: false,
-    run: (ctx) => {
-      const children = list(ctx.sessionKey);
-      if (children.length === 0) return "No subagents are running.";
-      return [
-        `${children.length} subagent${children.length === 1 ? "" : "s"} running:`,
-        ...children.map(
-          (c) => `- ${c.label} (${c.id}): agent ${c.agentId}, depth ${c.depth}, running for ${Math.max(0, Math.round((now() - c.startedAt) / 1000))} s`,
-        ),
-      ].join("\n");
     },
   };
 }

@@ -1,12 +1,13 @@
 import type { Logger } from "../log.js";
-import type { EventBus } from "./events.js";
+import type { EventBus } from "../feature/events.js";
 
 /**
  * The gateway's operational log, made from runtime events: one line per
- * finished turn, per subagent and per failed tool. It carries ids, names,
- * outcomes and timings, never message text (that can hold user data).
+ * finished turn, per model answer and per failed tool (features log their
+ * own events). It carries ids, names, outcomes and timings, never message
+ * text (that can hold user data).
  */
-export function logEvents(events: EventBus, logger: Logger): () => void {
+export function logEvents(events: Pick<EventBus, "on">, logger: Logger): () => void {
   const stops = [
     events.on("turn.end", (e) => {
       const data = { agent: e.agentId, session: e.sessionKey, turn: e.turnId, outcome: e.outcome, ms: e.durationMs };
@@ -18,9 +19,6 @@ export function logEvents(events: EventBus, logger: Logger): () => void {
     }),
     events.on("tool.end", (e) => {
       if (e.isError) logger.info("tool answered an error", { agent: e.agentId, session: e.sessionKey, tool: e.tool, ms: e.durationMs });
-    }),
-    events.on("subagent.end", (e) => {
-      logger.info("subagent", { agent: e.agentId, parent: e.parentKey, child: e.childKey, label: e.label, outcome: e.outcome, ms: e.durationMs });
     }),
   ];
   return () => {

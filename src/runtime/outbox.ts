@@ -1,23 +1,22 @@
+import type { Delivery } from "../feature/feature.js";
+
 /**
  * What reaches a chat user outside a request/response pair: deliveries of
  * background turns (a spawned subagent's result, answered by the parent),
- * and subagent start/end notices. Open streams (`GET .../events`) get each
+ * and features' notices (a subagent started or ended). Open streams (`GET .../events`) get each
  * item as it happens; a delivery no stream received is kept for the session
  * and handed out once: to the next stream that opens or at the front of the
  * next chat response. Nothing is lost, nothing is shown twice.
  */
 
-export type OutboxItem =
-  | { type: "delivery"; from: string; text: string }
-  | { type: "subagent.start"; id: string; label: string; agent: string }
-  | {
-      type: "subagent.end";
-      id: string;
-      label: string;
-      agent: string;
-      outcome: string;
-      durationMs: number;
-    };
+export type OutboxItem = ({ type: "delivery" } & Delivery) | Notice;
+
+/** A feature's notice: an event name and its JSON data, shown to open streams as it is. */
+export interface Notice {
+  type: "notice";
+  event: string;
+  data: Readonly<Record<string, unknown>>;
+}
 
 export type Subscriber = (item: OutboxItem) => void;
 
@@ -27,7 +26,7 @@ export const MAX_KEPT_TOTAL = 10_000;
 export class Outbox {
   private readonly subscribers = new Map<string, Set<Subscriber>>();
   /** Undelivered deliveries, per session, in order; the map's order is the age of each session's oldest. */
-  private readonly kept = new Map<string, { from: string; text: string }[]>();
+  private readonly kept = new Map<string, Delivery[]>();
   private keptTotal = 0;
 
   constructor(private readonly onDrop: (sessionKey: string, dropped: number) => void = () => {}) {}
@@ -72,7 +71,7 @@ export class Outbox {
   }
 
   /** The session's kept deliveries, oldest first; they are no longer kept. */
-  drain(sessionKey: string): { from: string; text: string }[] {
+  drain(sessionKey: string): Delivery[] {
     const list = this.kept.get(sessionKey);
     if (!list) return [];
     this.kept.delete(sessionKey);

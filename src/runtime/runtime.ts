@@ -2,34 +2,28 @@ import { nanoid } from "nanoid";
 import type { AgentDefinition } from "../agents/agent.js";
 import { type AgentSummary, agentSummaries, agentWarnings } from "../agents/overview.js";
 import { ToolPolicy } from "../agents/policy.js";
+import type { ToolSwitch } from "../config/env.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
+import type { Command } from "../feature/command.js";
+import { EventBus, type EventName, type Listener } from "../feature/events.js";
+import type { Clock, Delivery, Feature, FeatureHost } from "../feature/feature.js";
+import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
-import { joinSignals } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
-import type { ToolSwitch } from "../config/env.js";
-import { type AnyTool, ToolRegistry, ToolStates } from "../tools/registry.js";
-import { createSubagentTools } from "../tools/subagent/tools.js";
-import { todoCommand } from "../tools/todo/command.js";
-import { createPhasesTool } from "../tools/todo/phases-tool.js";
-import { type SharedPlanStore, type TodoStyle, createPlanStore, listView, phasesView } from "../tools/todo/plans.js";
-import { createTodoTool } from "../tools/todo/tool.js";
-import { type Command, CommandRegistry, clearCommand, helpCommand, stopCommand, subagentsCommand } from "./commands.js";
-import { EventBus } from "./events.js";
-import { type HistoryStore, MemoryHistoryStore } from "./history.js";
+import { type HistoryStore, MemoryHistoryStore } from "../session/history.js";
+import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
+import { SessionLifecycle, SessionState } from "../session/state.js";
+import { joinSignals } from "../signals.js";
+import type { AnyTool } from "../tools/registry.js";
+import { ToolStates } from "../tools/tool-states.js";
+import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
 import { KeyedLocks } from "./locks.js";
-import { Outbox } from "./outbox.js";
-import { SessionLifecycle, SessionState } from "./session-state.js";
-import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "./session-key.js";
+import { Outbox, type Subscriber } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
-import { answerInBackground } from "./background.js";
-import { type ChildResult, Subturns } from "./subturns.js";
-import { type Delivery, runTurn } from "./turn.js";
-
-export interface Clock {
-  now(): number;
-}
+import { BUILT_IN, ToolCatalog } from "./tool-catalog.js";
+import { runTurn } from "./turn.js";
 
 /** Where providers come from (the model catalog, or a fake in tests). */
 export interface ModelSource {
@@ -40,7 +34,9 @@ export interface RuntimeOptions {
   config: Config;
   agents: ReadonlyMap<string, AgentDefinition>;
   models: ModelSource;
-  /** Tools besides the built-in ones (plugins, tests). */
+  /** What plugs into the runtime (todo, subagents, plugins, MCP...), set up in this order. */
+  features?: readonly Feature[];
+  /** Loose tools of the embedding program (tests, embedders), besides the features' own. */
   tools?: Iterable<AnyTool>;
   history?: HistoryStore;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
@@ -65,38 +61,57 @@ export interface MessageOutcome {
   delivered: Delivery[];
 }
 
+/** Entries the runtime holds, by kind. */
+export interface RuntimeStats {
+  /** Sessions with a history. */
+  sessions: number;
+  /** (agent, session) entries of tools' `ctx.state`. */
+  toolStates: number;
+  notes: number;
+  locks: number;
+  stopSwitches: number;
+  runningTurns: number;
+  inflight: number;
+}
+
+/** A tool as `picoclaw agents` lists it. */
+export interface ToolOverview {
+  name: string;
+  origin: string;
+  enabled: boolean;
+}
 
 /**
- * The provider-free core: agents, tools, models, sessions, subagents. The
- * gateway and the CLI both drive it through `handleMessage`.
+ * The provider-free core: agents, models, sessions, turns, slash commands.
+ * It names no feature: todo, subagents, plugins and MCP plug in through
+ * `features`. The gateway and the CLI both drive it through `handleMessage`.
  */
 export class Runtime {
-  readonly config: Config;
-  readonly agents: ReadonlyMap<string, AgentDefinition>;
-  readonly events: EventBus;
-  readonly lifecycle = new SessionLifecycle();
-  readonly commands = new CommandRegistry();
-  readonly tools: ToolRegistry;
-  readonly policy: ToolPolicy;
-  readonly history: HistoryStore;
-  readonly clock: Clock;
-  readonly ids: () => string;
-  readonly logger: Logger;
-  /** The todo plans of every agent and session, both styles (one store, shared). */
-  readonly todos: SharedPlanStore;
-  /** What reaches users outside a request: background deliveries and subagent notices. */
-  readonly outbox: Outbox;
-  readonly subturns: Subturns;
-  /** Per-session state of plugin tools (`ctx.state`). */
-  readonly toolStates: ToolStates;
-
+  private readonly config: Config;
+  private readonly agents: ReadonlyMap<string, AgentDefinition>;
+  private readonly events: EventBus;
+  private readonly lifecycle = new SessionLifecycle();
+  private readonly commands = new CommandRegistry();
+  private readonly tools: ToolCatalog;
+  private readonly policy: ToolPolicy;
+  private readonly history: HistoryStore;
+  private readonly clock: Clock;
+  private readonly ids: () => string;
+  private readonly logger: Logger;
+  /** What reaches users outside a request: background deliveries and notices. */
+  private readonly outbox: Outbox;
   private readonly models: ModelSource;
   private readonly locks = new KeyedLocks();
   private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
   private readonly inflight = new Set<Promise<unknown>>();
-  /** Notes for an agent's next turn in a session (the user changed the plan), given once. */
+  /** Turns running now, by session key (sub-turns included). */
+  private readonly running = new Map<string, number>();
+  /** Notes for an agent's next turn in a session, given once. */
   private readonly notes = new SessionState<string>();
+  private readonly toolStates = new ToolStates();
+  private readonly featureRoutes: FeatureRoute[] = [];
+  private readonly warnings: string[] = [];
   private closing = false;
   private readonly closers: (() => Promise<void> | void)[] = [];
 
@@ -110,71 +125,82 @@ export class Runtime {
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     this.history = opts.history ?? new MemoryHistoryStore(this.config.agents.defaults.max_history_messages);
     this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
-    this.todos = createPlanStore(this.config.tools.todo.max_plans);
-    this.lifecycle.register(this.todos);
+    this.tools = new ToolCatalog();
     this.lifecycle.register(this.notes);
-    const phasesTool = createPhasesTool(phasesView(this.todos));
-    this.subturns = new Subturns({
-      config: this.config,
-      events: this.events,
-      lifecycle: this.lifecycle,
-      history: this.history,
-      outbox: this.outbox,
-      logger: this.logger,
-      clock: this.clock,
-      ids: this.ids,
-      runTurn: (agent, key, text, signal) => this.locks.run(key, () => this.turn(agent, key, text, signal, () => {})),
-    });
-    const subagentTools = createSubagentTools({
-      subturns: this.subturns,
-      agents: this.agents,
-      deliverReplies: this.config.tools.subagent.deliver,
-      holdStop: (key) => this.holdStop(key),
-      announce: (parentKey, parentAgent, result) => this.announce(parentKey, parentAgent, result),
-      track: (work) => this.track(work),
-    });
-    this.tools = new ToolRegistry([createTodoTool(listView(this.todos)), ...subagentTools, ...(opts.tools ?? [])]);
-    this.toolStates = new ToolStates();
     this.lifecycle.register(this.toolStates);
-    this.policy = new ToolPolicy(this.tools, this.config.tools, {
+    this.policy = new ToolPolicy(this.tools.registry, this.config.tools, {
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
-      variant: (tool, agent) => (tool.name === "todo" && this.todoStyleOf(agent) === "phases" ? phasesTool : tool),
+      variant: (tool, agent) => this.tools.formFor(tool, agent),
     });
+
+    const host = this.host();
+    for (const feature of opts.features ?? []) {
+      const parts = feature.setup(host);
+      this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => BUILT_IN), parts.toolFor?.bind(parts));
+      for (const command of parts.commands ?? []) this.commands.add(command);
+      for (const owner of parts.sessionState ?? []) this.lifecycle.register(owner);
+      this.featureRoutes.push(...(parts.routes ?? []));
+      this.warnings.push(...(parts.warnings ?? []));
+      if (parts.close) this.closers.push(parts.close.bind(parts));
+    }
+    this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
-    this.commands.add(subagentsCommand((sessionKey) => this.subturns.below(sessionKey), () => this.clock.now()));
-    this.commands.add(
-      todoCommand({
-        store: this.todos,
-        events: this.events,
-        styleOf: (agentId) => this.todoStyleOf(this.agent(agentId)),
-        hasTodo: (agentId) => this.policy.toolSet(this.agent(agentId)).has("todo"),
-        noteForModel: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
-      }),
-    );
     this.commands.add(helpCommand(this.commands));
+    this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
   }
 
-  /** Which form of the todo tool an agent gets: its AGENT.md todo_style, else tools.todo.style. */
-  todoStyleOf(agent: AgentDefinition): TodoStyle {
-    return agent.todoStyle ?? this.config.tools.todo.style;
+  /** What features get: the runtime's capabilities, as closures over its private parts. */
+  private host(): FeatureHost {
+    return {
+      config: this.config,
+      agents: this.agents,
+      events: this.events,
+      history: this.history,
+      logger: this.logger,
+      clock: this.clock,
+      ids: this.ids,
+      agent: (agentId) => this.agent(agentId),
+      hasTool: (agentId, tool) => this.policy.toolSet(this.agent(agentId)).has(tool),
+      noteForNextTurn: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
+      runTurn: (agent, sessionKey, text, signal) => this.locks.run(sessionKey, () => this.turn(agent, sessionKey, text, signal, () => {})),
+      runBackgroundTurn: (agent, sessionKey, text) => this.backgroundTurn(agent, sessionKey, text),
+      deliverLater: (agentId, sessionKey, delivery) => this.deliverLater(agentId, sessionKey, delivery),
+      notify: (sessionKey, event, data) => this.outbox.publish(sessionKey, { type: "notice", event, data }),
+      holdStop: (sessionKey) => this.holdStop(sessionKey),
+      track: (work) => this.track(work),
+      releaseSession: (sessionKey) => this.lifecycle.clear(sessionKey, "release"),
+      addTools: (tools, origin) => {
+        for (const tool of tools) {
+          const clash = this.tools.originOf(tool.name);
+          if (clash) this.logger.warn(`${origin}: its tool "${tool.name}" clashes with the tool of that name from ${clash}; skipped`);
+          else this.tools.addAll([tool], () => origin);
+        }
+        this.policy.refresh();
+      },
+    };
   }
 
-  addCommand(command: Command): void {
-    this.commands.add(command);
-  }
-
-  /** Warnings worth printing at start-up (unknown tools, models or agents named by config and AGENT.md files). */
+  /** Warnings worth printing at start-up (features', and unknown tools, models or agents named by config and AGENT.md files). */
   startupWarnings(): string[] {
-    return [...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config)];
+    return [...this.warnings];
   }
 
   agent(agentId: string): AgentDefinition {
     const agent = this.agents.get(agentId);
-    if (!agent) throw new RequestError(404, "agent_not_found", `unknown agent "${agentId}"`);
+    if (!agent) throw new RequestError("agent_not_found", `unknown agent "${agentId}"`);
     return agent;
+  }
+
+  agentIds(): string[] {
+    return [...this.agents.keys()];
+  }
+
+  /** The agent a message goes to when it names none (`agents.default`). */
+  get defaultAgentId(): string {
+    return this.config.agents.default;
   }
 
   modelNameOf(agent: AgentDefinition): string {
@@ -185,16 +211,42 @@ export class Runtime {
     return agentSummaries(this.agents, this.policy, (agent) => this.modelNameOf(agent));
   }
 
+  /** Every tool the gateway has, where it came from and whether config switches it on. */
+  toolOverview(): ToolOverview[] {
+    return this.tools.registry.all().map((tool) => ({ name: tool.name, origin: this.tools.originOf(tool.name)!, enabled: this.policy.isEnabled(tool) }));
+  }
+
+  /** HTTP routes the features add (the gateway mounts them). */
+  routes(): readonly FeatureRoute[] {
+    return this.featureRoutes;
+  }
+
+  /** Listens to the runtime's events (logs, embedders); returns the function that stops listening. */
+  on<K extends EventName>(event: K, listener: Listener<K>): () => void {
+    return this.events.on(event, listener);
+  }
+
+  /** Sends what reaches the session outside requests to `subscriber`, first what was kept. */
+  subscribe(sessionKey: string, subscriber: Subscriber): () => void {
+    return this.outbox.subscribe(sessionKey, subscriber);
+  }
+
+  /** Deliveries kept for the session while no stream was open, oldest first; handed out once. */
+  takeDeliveries(sessionKey: string): Delivery[] {
+    return this.outbox.drain(sessionKey);
+  }
+
   /** Empties a session: its history (and kept histories of its finished subagents) first, then every per-session store. */
   async clearSession(sessionKey: string): Promise<void> {
-    for (const key of this.history.keys()) if (isWithin(key, sessionKey) && !this.subturns.isRunning(key)) this.history.clear(key);
+    for (const key of this.history.keys()) if (isWithin(key, sessionKey) && (key === sessionKey || !this.running.has(key))) this.history.clear(key);
     await this.lifecycle.clear(sessionKey, "clear");
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
   }
 
-  /** Aborts the session's running and queued turns and every subagent below it, at once. */
+  /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
   stop(sessionKey: string): { stopped: boolean; subagents: number } {
-    const subagents = this.subturns.below(sessionKey).length;
+    let subagents = 0;
+    for (const key of this.running.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) subagents++;
     return { stopped: this.stops.stop(rootKey(sessionKey)), subagents };
   }
 
@@ -207,10 +259,10 @@ export class Runtime {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
     const agent = this.agent(input.agentId);
     if (!CHAT_ID.test(input.chatId)) {
-      throw new RequestError(400, "invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(input.chatId)})`);
+      throw new RequestError("invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(input.chatId)})`);
     }
     const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
-    if (!parseSessionKey(sessionKey)) throw new RequestError(400, "invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
+    if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
     const matched = this.commands.match(input.text);
     const stop = matched && !matched.command.locked ? undefined : this.stops.hold(rootKey(sessionKey));
     // One signal for the whole message: the client, the session's stop switch, shutdown.
@@ -256,22 +308,35 @@ export class Runtime {
     };
   }
 
+  private deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void {
+    this.events.emit("delivery", { agentId, sessionKey, ...delivery });
+    this.outbox.publish(sessionKey, { type: "delivery", ...delivery }, true);
+  }
+
+  private backgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string> {
+    if (this.closing) return Promise.reject(new AbortedError("the gateway is shutting down"));
+    const stop = this.holdStop(sessionKey);
+    const task = this.locks
+      .run(sessionKey, async () => {
+        stop.signal.throwIfAborted();
+        return this.turn(agent, sessionKey, text, stop.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+      })
+      .finally(stop.release);
+    this.track(task);
+    return task;
+  }
+
   private track(task: Promise<unknown>): void {
     this.inflight.add(task);
     const forget = () => this.inflight.delete(task);
     task.then(forget, forget);
   }
 
-  private async turn(
-    agent: AgentDefinition,
-    sessionKey: string,
-    text: string,
-    signal: AbortSignal,
-    deliver: (d: Delivery) => void,
-  ): Promise<string> {
+  private async turn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal, deliver: (d: Delivery) => void): Promise<string> {
     const turnId = this.ids();
     const started = this.clock.now();
     const scope = { agentId: agent.id, sessionKey, turnId };
+    this.running.set(sessionKey, (this.running.get(sessionKey) ?? 0) + 1);
     this.events.emit("turn.start", { ...scope, text });
     const note = this.notes.get(agent.id, sessionKey);
     try {
@@ -291,11 +356,7 @@ export class Runtime {
         now: () => this.clock.now(),
       });
       if (note !== undefined && this.notes.get(agent.id, sessionKey) === note) this.notes.delete(agent.id, sessionKey);
-      this.events.emit("turn.end", {
-        ...scope,
-        outcome: result.hitLimit ? "limit" : "done",
-        durationMs: this.clock.now() - started,
-      });
+      this.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: this.clock.now() - started });
       return result.reply;
     } catch (error) {
       this.events.emit("turn.end", {
@@ -305,34 +366,11 @@ export class Runtime {
         error: messageOf(error),
       });
       throw error;
+    } finally {
+      const left = this.running.get(sessionKey)! - 1;
+      if (left === 0) this.running.delete(sessionKey);
+      else this.running.set(sessionKey, left);
     }
-  }
-
-  /** A spawned child ended: the parent answers its result in a turn of its own (only in a user's own session). */
-  private announce(parentKey: string, parentAgent: AgentDefinition, result: ChildResult): void {
-    // A child stopped by /stop (or shutdown) wakes nobody: the user asked for quiet. Its end is on the events stream.
-    if (this.closing || isSubagentKey(parentKey) || result.outcome === "aborted") return;
-    this.track(
-      answerInBackground(
-        {
-          events: this.events,
-          outbox: this.outbox,
-          logger: this.logger,
-          runQueuedTurn: (agent, key, text, deliver) => {
-            const stop = this.holdStop(key);
-            return this.locks
-              .run(key, async () => {
-                stop.signal.throwIfAborted();
-                return this.turn(agent, key, text, stop.signal, deliver);
-              })
-              .finally(stop.release);
-          },
-        },
-        parentKey,
-        parentAgent,
-        result,
-      ),
-    );
   }
 
   /** Aborts when the runtime shuts down (long-lived streams end with it). */
@@ -345,6 +383,24 @@ export class Runtime {
     return this.history.get(sessionKey);
   }
 
+  /** Keys of the sessions that have a history. */
+  sessionKeys(): string[] {
+    return this.history.keys();
+  }
+
+  /** How much the runtime holds now, entry by entry (for tests and metrics: every one must fall back when work ends). */
+  stats(): RuntimeStats {
+    return {
+      sessions: this.history.size,
+      toolStates: this.toolStates.size,
+      notes: this.notes.size,
+      locks: this.locks.size,
+      stopSwitches: this.stops.size,
+      runningTurns: this.running.size,
+      inflight: this.inflight.size,
+    };
+  }
+
   /** Resolves once nothing is running or waiting (for one-shot commands that must not cut off background work). */
   async idle(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
@@ -352,7 +408,8 @@ export class Runtime {
 
   /**
    * Stops taking messages, lets running turns finish for up to `graceMs`,
-   * then aborts what is left (subagents included) and waits for it to unwind.
+   * then aborts what is left (sub-turns included), waits for it to unwind and
+   * closes the features.
    */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
@@ -364,12 +421,7 @@ export class Runtime {
       clearTimeout(timer);
     }
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
-    await Promise.allSettled([...this.inflight]);
+    await this.idle();
     await Promise.allSettled(this.closers.splice(0).map((close) => close()));
-  }
-
-  /** Something to stop when the runtime closes (MCP servers). */
-  onClose(close: () => Promise<void> | void): void {
-    this.closers.push(close);
   }
 }

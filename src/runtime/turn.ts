@@ -1,15 +1,10 @@
 import type { AgentDefinition } from "../agents/agent.js";
+import type { EventBus } from "../feature/events.js";
+import type { Delivery } from "../feature/feature.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
-import type { ToolSet } from "../tools/registry.js";
-import type { EventBus } from "./events.js";
-import type { HistoryStore } from "./history.js";
-
-/** Something the chat user sees. */
-export interface Delivery {
-  from: string;
-  text: string;
-}
+import type { HistoryStore } from "../session/history.js";
+import type { CallObserver, CallScope, ToolSet } from "../tools/tool-set.js";
 
 export interface TurnInput {
   turnId: string;
@@ -57,7 +52,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: input.text }];
   const specs = tools.specs();
-  const toolContext = { agentId: agent.id, sessionKey, signal, events };
+  const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, agent.id, sessionKey) };
 
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
@@ -107,4 +102,14 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
   input.history.append(sessionKey, added);
   input.deliver({ from: "agent", text: reply });
   return { reply, hitLimit: true };
+}
+
+/** A tool set's calls as runtime events. */
+function toolEvents(events: EventBus, agentId: string, sessionKey: string): CallObserver {
+  return {
+    started: (tool, callId) => events.emit("tool.start", { agentId, sessionKey, tool, callId }),
+    ended: (tool, callId, result, durationMs) =>
+      events.emit("tool.end", { agentId, sessionKey, tool, callId, isError: result.isError, silent: result.silent, durationMs }),
+    published: (tool, callId, details) => events.emit("tool.update", { agentId, sessionKey, tool, callId, details }),
+  };
 }

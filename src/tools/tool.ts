@@ -1,25 +1,28 @@
 import type { z } from "zod";
-import type { EventBus } from "../runtime/events.js";
 
 /**
- * What a tool knows about the call it serves. Every field is set by the
- * pipeline, never by the model: the agent id and session key come from the
- * turn, the signal from the client, `/stop` or shutdown.
+ * What a tool's `execute` knows about the call it serves, and nothing more.
+ * Every field is set by the pipeline, never by the model: the agent id and
+ * session key come from the turn, the signal from the client, `/stop`,
+ * shutdown or the tool's time limit. A tool sees no other session, no other
+ * tool's state and none of the runtime's events.
  */
-export interface CallContext {
+export interface ToolContext<State = unknown> {
   readonly agentId: string;
   readonly sessionKey: string;
+  /** Aborts on `/stop`, a client that left, shutdown or the time limit: pass it on to `fetch` and timers. */
   readonly signal: AbortSignal;
-  readonly events: EventBus;
-}
-
-/** What a tool's `execute` gets: the call's context and the tool's own per-session state. */
-export interface ToolContext<State = unknown> extends CallContext {
   /**
    * This tool's state for this agent and session: kept across turns,
    * dropped by `/clear` and when a sub-turn ends.
    */
   readonly state: ToolState<State>;
+  /**
+   * Tells the gateway's listeners (UIs, logs) what this call changed, as
+   * structured data: it becomes a `tool.update` event naming this tool, call
+   * and session. Never sent to the model.
+   */
+  publish(details: unknown): void;
 }
 
 /** A tool's per-session state (one value per tool, agent and session). */

@@ -2,7 +2,6 @@ import { looseState } from "./tools.js";
 import { fileURLToPath } from "node:url";
 import { expect, vi } from "vitest";
 import type { McpServerConfig } from "../../src/config/schema.js";
-import { EventBus } from "../../src/runtime/events.js";
 import type { ToolContext } from "../../src/tools/tool.js";
 import { McpHub, type McpHubOptions } from "../../src/tools/mcp/index.js";
 import { type RecordingLogger, recordingLogger } from "./project.js";
@@ -60,7 +59,7 @@ export function testHub(servers: Record<string, McpServerConfig>, opts: McpHubOp
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { agentId: "main", sessionKey: "agent:main:http:s", signal, events: new EventBus(), state: looseState() };
+  return { agentId: "main", sessionKey: "agent:main:http:s", signal, state: looseState(), publish: () => {} };
 }
 
 export const toolCall = (name: string, args: unknown = {}, id = "c1") => ({

@@ -9,6 +9,7 @@ import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import type { AnyTool } from "../../src/tools/registry.js";
+import type { SharedPlanStore } from "../../src/tools/todo/plans.js";
 
 /**
  * A temporary folder removed when the current test ends. `inRepo` puts it
@@ -65,6 +66,8 @@ export interface Harness {
   dir: string;
   loaded: LoadedConfig;
   runtime: Runtime;
+  /** The todo feature's plan store (both styles). */
+  plans: SharedPlanStore;
   warnings: string[];
   logger: RecordingLogger;
   /** `app.request` on the gateway app. */
@@ -104,12 +107,13 @@ function setUp(opts: HarnessOptions) {
 function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {
   const { runtime, warnings } = booted;
   onTestFinished(() => runtime.close(0));
-  const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token });
+  const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token, logger });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);
   return {
     dir,
     loaded,
     runtime,
+    plans: booted.builtins.todo.plans!,
     warnings,
     logger,
     request,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { ToolStates } from "../../src/tools/registry.js";
+import { ToolStates } from "../../src/tools/tool-states.js";
 import { type ToolState, defineTool, toolResult } from "../../src/tools/tool.js";
 
 /** Tools for tests: each shows one kind of behaviour. */

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
 import { abortReason } from "../../errors.js";
-import { isSubagentKey } from "../../runtime/session-key.js";
-import type { ChildResult, Subturns } from "../../runtime/subturns.js";
+import { isSubagentKey } from "../../session/key.js";
 import type { AnyTool } from "../registry.js";
 import { type ToolContext, type ToolResult, defineTool, toolResult } from "../tool.js";
+import type { ChildResult, Subturns } from "./subturns.js";
 
-/** What the subagent tools need from the runtime. */
+/** What the subagent tools need. */
 export interface SubagentToolsHost {
   readonly subturns: Subturns;
   readonly agents: ReadonlyMap<string, AgentDefinition>;

@@ -1,12 +1,12 @@
-import type { Command } from "../../runtime/commands.js";
-import type { EventBus } from "../../runtime/events.js";
-import { listAsPhases, parseListMarkdown, renderListMarkdown } from "./list-markdown.js";
-import { parsePhasesMarkdown, renderPhasesMarkdown } from "./markdown.js";
-import { applyPhaseOp, formatErrors, newlyCompleted } from "./phase-ops.js";
-import { type PhaseOpInput, type PhasePlan, normalisePhases } from "./phases.js";
-import type { SharedPlanStore, StoredPlan, TodoStyle } from "./plans.js";
+import type { Command } from "../../feature/command.js";
+import type { PlanUpdate } from "./events.js";
+import { parseListMarkdown, renderListMarkdown } from "./list/markdown.js";
+import { SHARED_ERRORS } from "./messages.js";
+import { parsePhasesMarkdown, renderPhasesMarkdown } from "./phases/markdown.js";
+import { applyPhaseOp, formatErrors, newlyCompleted } from "./phases/ops.js";
+import { type PhaseOpInput, normalisePhases } from "./phases/plan.js";
+import { type SharedPlanStore, type StoredPlan, type TodoStyle, planAsPhases } from "./plans.js";
 import { CapacityError } from "./store.js";
-import { TODO_ERRORS } from "./validate.js";
 
 /**
  * `/todo` for the chat user (it never reaches the model): show the session's
@@ -17,7 +17,8 @@ import { TODO_ERRORS } from "./validate.js";
 
 export interface TodoCommandHost {
   store: SharedPlanStore;
-  events: EventBus;
+  /** The plan of the session changed (for `plan.updated`). */
+  updated(agentId: string, sessionKey: string, update: PlanUpdate): void;
   styleOf(agentId: string): TodoStyle;
   /** Whether the agent has the todo tool (config gate and allowlist). */
   hasTodo(agentId: string): boolean;
@@ -45,9 +46,9 @@ export function todoCommand(host: TodoCommandHost): Command {
   const changed = (agentId: string, sessionKey: string, before: StoredPlan | undefined, style: TodoStyle): string => {
     const after = host.store.read(agentId, sessionKey);
     const markdown = renderPlan(after, style);
-    const phases: PhasePlan = after?.style === "phases" ? after.phases : after?.style === "list" ? listAsPhases(after.items) : [];
+    const phases = planAsPhases(after);
     const completedTasks = before?.style === "phases" && after?.style !== "list" ? newlyCompleted(before.phases, phases) : [];
-    host.events.emit("plan.updated", { agentId, sessionKey, style, phases, completedTasks });
+    host.updated(agentId, sessionKey, { style, phases, completedTasks });
     host.noteForModel(agentId, sessionKey, `[The user changed your plan with /todo. This is the plan now; continue from it:]\n\n${markdown}`);
     return `Plan updated.\n\n${markdown}`;
   };
@@ -57,7 +58,7 @@ export function todoCommand(host: TodoCommandHost): Command {
     try {
       await host.store.write(agentId, sessionKey, plan);
     } catch (error) {
-      if (error instanceof CapacityError) return `Nothing changed: ${TODO_ERRORS.capacity}.`;
+      if (error instanceof CapacityError) return `Nothing changed: ${SHARED_ERRORS.capacity}.`;
       throw error;
     }
     return changed(agentId, sessionKey, before, style);

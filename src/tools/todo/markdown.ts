@@ -1,49 +1,20 @@
 /**
- * A phased plan as Markdown, for people to read and edit (`/todo`).
- *
- *     # Build
- *     - [x] Design
- *     - [/] Write tests
- *
- *     # Release
- *     - [ ] Ship
- *
- * Rendering: one `# <phase>` heading per phase (a blank line between
- * phases), then one `- [m] <task>` line per task with `[ ]` pending, `[/]`
- * in progress, `[x]` completed and `[-]` abandoned. A plan with no task is
- * `# Todos`.
- *
- * Parsing accepts more than it writes: headings `#` to `######` (a space
- * after the hashes, as in CommonMark; trailing `#`s are part of the name),
- * bullets `-`, `*` or `+`, indentation, CRLF or CR line ends, blank lines,
- * and the markers `[X]` (completed), `[>]` and `[~]` (in progress), `[]`
- * (pending) and escaped forms such as `\[x\]`. Tasks before any heading go
- * to a phase `Todos`. Text is cleaned as the tool cleans it (trimmed).
- * Every other line, unknown marker, duplicate or limit breach gives a
- * `Line N: ...` error; callers must not use `phases` when there are errors.
- * A document with no task parses to the empty plan `[]`.
- *
- * What round-trips: every plan the tool can hold (normalised, clean text,
- * unique names within limits) renders and parses back to the same plan. The
- * parser does not normalise: it returns the statuses as written, so a
- * caller replacing a plan should normalise the result itself.
+ * The Markdown vocabulary both todo styles share: the four statuses a task
+ * line can show, the marker each is written with, and how one line is read
+ * (blank, `#` heading, `- [m] task`, or an error). Each style renders and
+ * parses whole plans in its own folder.
  */
-import {
-  MAX_PHASES,
-  MAX_PHASE_NAME_BYTES,
-  MAX_TASKS,
-  MAX_TASK_BYTES,
-  type Phase,
-  type PhasePlan,
-  STATUS_MARKERS,
-  type Task,
-  type TaskStatus,
-  cleanText,
-  taskCount,
-} from "./phases.js";
-import { utf8Length } from "./validate.js";
 
-export const IMPLICIT_PHASE = "Todos";
+export const TASK_STATUSES = ["pending", "in_progress", "completed", "abandoned"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** How each status is written in Markdown and in the phases tool's plan tree. */
+export const STATUS_MARKERS: Readonly<Record<TaskStatus, string>> = {
+  pending: "[ ]",
+  in_progress: "[/]",
+  completed: "[x]",
+  abandoned: "[-]",
+};
 
 /** Every marker the parser reads, by the character between the brackets. */
 const MARKER_STATUS: ReadonlyMap<string, TaskStatus> = new Map([
@@ -84,54 +55,4 @@ export function classifyLine(line: string): MarkdownLine {
   const status = MARKER_STATUS.get(marker[1]!);
   if (!status) return { kind: "error", message: `unknown status marker "[${marker[1]}]"; use [ ], [/], [x] or [-]` };
   return { kind: "task", status, rest: marker[2]! };
-}
-
-/** The plan as Markdown (`# Todos` when it has no task). */
-export function renderPhasesMarkdown(phases: PhasePlan): string {
-  if (taskCount(phases) === 0) return `# ${IMPLICIT_PHASE}`;
-  return phases
-    .map((phase) => [`# ${phase.name}`, ...phase.tasks.map((task) => `- ${STATUS_MARKERS[task.status]} ${task.content}`)].join("\n"))
-    .join("\n\n");
-}
-
-/** Reads a plan back from Markdown; `errors` lists every bad line as `Line N: ...`. */
-export function parsePhasesMarkdown(text: string): { phases: Phase[]; errors: string[] } {
-  const phases: { name: string; tasks: Task[] }[] = [];
-  const names = new Set<string>();
-  const contents = new Set<string>();
-  const errors: string[] = [];
-  let current: { name: string; tasks: Task[] } | undefined;
-  let tasks = 0;
-
-  const addPhase = (name: string, n: number): void => {
-    current = { name, tasks: [] };
-    if (names.has(name)) errors.push(`Line ${n}: duplicate phase "${name}"`);
-    else if (phases.length === MAX_PHASES) errors.push(`Line ${n}: more than ${MAX_PHASES} phases`);
-    names.add(name);
-    phases.push(current);
-  };
-
-  for (const [i, raw] of splitLines(text).entries()) {
-    const n = i + 1;
-    const line = classifyLine(raw);
-    if (line.kind === "blank") continue;
-    if (line.kind === "error") {
-      errors.push(`Line ${n}: ${line.message}`);
-    } else if (line.kind === "heading") {
-      const name = cleanText(line.text);
-      if (!name) errors.push(`Line ${n}: a heading needs a phase name`);
-      else if (utf8Length(name) > MAX_PHASE_NAME_BYTES) errors.push(`Line ${n}: phase name is longer than ${MAX_PHASE_NAME_BYTES} bytes`);
-      addPhase(name, n);
-    } else {
-      const content = cleanText(line.rest);
-      if (!content) errors.push(`Line ${n}: a task needs text`);
-      else if (utf8Length(content) > MAX_TASK_BYTES) errors.push(`Line ${n}: task is longer than ${MAX_TASK_BYTES} bytes`);
-      else if (contents.has(content)) errors.push(`Line ${n}: duplicate task "${content}"`);
-      else if (++tasks === MAX_TASKS + 1) errors.push(`Line ${n}: more than ${MAX_TASKS} tasks`);
-      contents.add(content);
-      if (!current) addPhase(IMPLICIT_PHASE, n);
-      current!.tasks.push({ content, status: line.status });
-    }
-  }
-  return { phases: taskCount(phases) === 0 ? [] : phases, errors };
 }

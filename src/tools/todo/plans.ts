@@ -1,7 +1,10 @@
-import type { PhasePlan } from "./phases.js";
-import { type PhasePlanAccess, isPhasePlanEmpty, ownPhasePlan } from "./phases-tool.js";
+import type { TODO_STYLES } from "../../config/schema.js";
+import { type ListPlanAccess, type TodoPlan } from "./list/tool.js";
+import type { TodoStatus } from "./list/validate.js";
+import type { TaskStatus } from "./markdown.js";
+import type { PhasePlan } from "./phases/plan.js";
+import { type PhasePlanAccess, isPhasePlanEmpty, ownPhasePlan } from "./phases/tool.js";
 import { PlanStore } from "./store.js";
-import type { TodoItem } from "./validate.js";
 
 /**
  * Both todo styles share one store, so they share its keys, its capacity
@@ -10,11 +13,7 @@ import type { TodoItem } from "./validate.js";
  * tool sees the store through its own view.
  */
 
-export const TODO_STYLES = ["list", "phases"] as const;
 export type TodoStyle = (typeof TODO_STYLES)[number];
-
-/** A stored list-style plan: readonly all the way down. */
-export type TodoPlan = readonly Readonly<TodoItem>[];
 
 export type StoredPlan = { readonly style: "list"; readonly items: TodoPlan } | { readonly style: "phases"; readonly phases: PhasePlan };
 
@@ -31,12 +30,6 @@ export function createPlanStore(maxPlans?: number): SharedPlanStore {
     own: (plan) =>
       Object.freeze(plan.style === "list" ? { style: "list", items: ownList(plan.items) } : { style: "phases", phases: ownPhasePlan(plan.phases) }),
   });
-}
-
-/** What the list tool needs of a store. */
-export interface ListPlanAccess {
-  read(agentId: string, sessionKey: string): TodoPlan | undefined;
-  write(agentId: string, sessionKey: string, items: TodoPlan): Promise<void>;
 }
 
 /** The list style's view of the shared store. */
@@ -64,4 +57,18 @@ export function phasesView(store: SharedPlanStore): PhasePlanAccess {
         return { plan: { style: "phases", phases: plan }, result };
       }),
   };
+}
+
+const AS_TASK: Readonly<Record<TodoStatus, TaskStatus>> = { pending: "pending", in_progress: "in_progress", completed: "completed", canceled: "abandoned" };
+
+/** A list-style plan seen as phases (for `plan.updated` and UIs): one phase `Todos`, canceled as abandoned; `[]` when empty. */
+export function listAsPhases(items: TodoPlan): PhasePlan {
+  if (items.length === 0) return [];
+  return [{ name: "Todos", tasks: items.map((item) => ({ content: item.content, status: AS_TASK[item.status] })) }];
+}
+
+/** Any stored plan as phases (`[]` for none). */
+export function planAsPhases(plan: StoredPlan | undefined): PhasePlan {
+  if (plan?.style === "phases") return plan.phases;
+  return plan?.style === "list" ? listAsPhases(plan.items) : [];
 }

@@ -1,5 +1,5 @@
 import { Mutex } from "async-mutex";
-import { SessionState, type SessionScoped } from "../../runtime/session-state.js";
+import { type SessionScoped, SessionState } from "../../session/state.js";
 
 export const DEFAULT_MAX_PLANS = 256;
 

@@ -3,6 +3,8 @@
  * first failing check wins and its message is the whole result. Everything
  * here is pure; the store is never touched before the arguments are valid.
  */
+import { SHARED_ERRORS } from "../messages.js";
+import { BLANK, MAX_CONTENT_BYTES, MAX_TODOS, utf8Length } from "../text.js";
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "canceled"] as const;
 export const TODO_PRIORITIES = ["low", "medium", "high"] as const;
@@ -16,12 +18,10 @@ export interface TodoItem {
   priority: TodoPriority;
 }
 
-export const MAX_TODOS = 100;
 export const MAX_ID_BYTES = 128;
-export const MAX_CONTENT_BYTES = 1024;
 
 export const TODO_ERRORS = {
-  noContext: "todo requires an agent and session context",
+  noContext: SHARED_ERRORS.noContext,
   action: "action must be read or write",
   todosOnRead: "todos is only accepted for write",
   noArray: "write requires a todos array; use [] to clear",
@@ -33,7 +33,7 @@ export const TODO_ERRORS = {
   duplicate: "todo IDs must be unique",
   status: "invalid todo status",
   priority: "invalid todo priority",
-  capacity: "todo session capacity reached; clear an obsolete plan before creating another",
+  capacity: SHARED_ERRORS.capacity,
 } as const;
 
 export type TodoRequest = { action: "read" } | { action: "write"; todos: TodoItem[] };
@@ -41,16 +41,6 @@ export type TodoRequest = { action: "read" } | { action: "write"; todos: TodoIte
 const ITEM_KEYS = new Set(["id", "content", "status", "priority"]);
 const STATUSES = new Set<string>(TODO_STATUSES);
 const PRIORITIES = new Set<string>(TODO_PRIORITIES);
-/** Blank = only characters with the Unicode White_Space property (U+200B is not one). */
-const BLANK = /^\p{White_Space}*$/u;
-const encoder = new TextEncoder();
-
-/** UTF-8 byte length without allocating for pure-ASCII strings. */
-export function utf8Length(text: string): number {
-  // A UTF-16 unit is at least one byte; only a non-ASCII unit can add more.
-  if (/^[\x00-\x7f]*$/.test(text)) return text.length;
-  return encoder.encode(text).length;
-}
 
 function nonBlankWithin(value: unknown, maxBytes: number): boolean {
   if (typeof value !== "string") return false;

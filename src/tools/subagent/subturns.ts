@@ -1,25 +1,20 @@
-import { Semaphore, withTimeout, E_TIMEOUT } from "async-mutex";
-import type { AgentDefinition } from "../agents/agent.js";
-import type { Config } from "../config/schema.js";
-import { abortReason, messageOf } from "../errors.js";
-import { joinSignals } from "../signals.js";
-import type { Logger } from "../log.js";
-import type { ChatMessage } from "../models/message.js";
-import type { EventBus } from "./events.js";
-import type { HistoryStore } from "./history.js";
-import type { Outbox } from "./outbox.js";
-import type { SessionLifecycle } from "./session-state.js";
-import { childSessionKey, depth, rootKey } from "./session-key.js";
+import { E_TIMEOUT, Semaphore, withTimeout } from "async-mutex";
+import type { AgentDefinition } from "../../agents/agent.js";
+import { abortReason, messageOf } from "../../errors.js";
+import type { FeatureHost } from "../../feature/feature.js";
+import type { ChatMessage } from "../../models/message.js";
+import type { HistoryStore } from "../../session/history.js";
+import { childSessionKey, depth, rootKey } from "../../session/key.js";
+import { joinSignals } from "../../signals.js";
+import type { ChildOutcome } from "./events.js";
 
 /**
- * Subagents: child turns under `<parent key>:subagent:<id>`, each with its
- * own empty history and its own per-session state, bounded (depth, running
- * children per parent, time) and always cleaned up: whatever way a child
- * ends, `subagent.end` fires exactly once and every per-session store
- * releases the child's key.
+ * A child turn, defined here and nowhere else: a turn under
+ * `<parent key>:subagent:<id>` with its own empty history and its own
+ * per-session state, bounded (depth, running children per parent, time)
+ * and always cleaned up: whatever way a child ends, `subagent.end` fires
+ * exactly once and every per-session store releases the child's key.
  */
-
-export type ChildOutcome = "done" | "error" | "aborted" | "timeout";
 
 export interface ChildRequest {
   parentKey: string;
@@ -53,19 +48,8 @@ export interface RunningChild {
   startedAt: number;
 }
 
-/** What subturns need from the runtime. */
-export interface SubturnHost {
-  readonly config: Config;
-  readonly events: EventBus;
-  readonly lifecycle: SessionLifecycle;
-  readonly history: HistoryStore;
-  readonly outbox: Outbox;
-  readonly logger: Logger;
-  readonly clock: { now(): number };
-  readonly ids: () => string;
-  /** Runs one turn of `agent` on `sessionKey` (no deliveries reach the user). */
-  runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
-}
+/** What child turns need from the runtime. */
+export type SubturnHost = Pick<FeatureHost, "config" | "events" | "history" | "logger" | "clock" | "ids" | "runTurn" | "notify" | "releaseSession">;
 
 /** Longest task text a child accepts. */
 export const MAX_TASK_BYTES = 64 * 1024;
@@ -152,11 +136,6 @@ export class Subturns {
     return { id, childKey, done: this.execute(id, childKey, request, releaseSlot) };
   }
 
-  /** Whether a child is still running. */
-  isRunning(childKey: string): boolean {
-    return this.running.has(childKey);
-  }
-
   private async execute(id: string, childKey: string, request: ChildRequest, releaseSlot: () => void): Promise<ChildResult> {
     const { host } = this;
     const started = host.clock.now();
@@ -182,7 +161,7 @@ export class Subturns {
     this.running.set(childKey, child);
     try {
       host.events.emit("subagent.start", { agentId: request.agent.id, sessionKey: childKey, parentKey: request.parentKey, childKey, label: request.label });
-      host.outbox.publish(user, { type: "subagent.start", ...notice });
+      host.notify(user, "subagent.start", notice);
       reply = await host.runTurn(request.agent, childKey, childMessage(request), signal);
       outcome = "done";
     } catch (caught) {
@@ -204,7 +183,7 @@ export class Subturns {
         outcome,
         durationMs,
       });
-      host.outbox.publish(user, { type: "subagent.end", ...notice, outcome, durationMs });
+      host.notify(user, "subagent.end", { ...notice, outcome, durationMs });
       // Last: the next child may start only once this one has visibly ended.
       releaseSlot();
     }
@@ -232,11 +211,11 @@ export class Subturns {
 
   /** Drops the child's per-session state everywhere, and its history unless kept. */
   private async release(childKey: string): Promise<void> {
-    const { history, lifecycle, logger } = this.host;
+    const { history, logger } = this.host;
     try {
       if (this.host.config.tools.subagent.keep_history) trimHistory(history, childKey);
       else history.clear(childKey);
-      await lifecycle.clear(childKey, "release");
+      await this.host.releaseSession(childKey);
     } catch (caught) {
       logger.error(`releasing ${childKey} failed: ${messageOf(caught)}`);
     }

@@ -1,18 +1,17 @@
 import { z } from "zod";
-import { defineTool, toolResult } from "../tool.js";
-import type { ListPlanAccess } from "./plans.js";
-import { CapacityError } from "./store.js";
-import {
-  MAX_CONTENT_BYTES,
-  MAX_ID_BYTES,
-  MAX_TODOS,
-  TODO_ERRORS,
-  TODO_PRIORITIES,
-  TODO_STATUSES,
-  type TodoItem,
-  renderTodoResult,
-  validateTodoArgs,
-} from "./validate.js";
+import { defineTool, toolResult } from "../../tool.js";
+import { CapacityError } from "../store.js";
+import { MAX_CONTENT_BYTES, MAX_TODOS } from "../text.js";
+import { MAX_ID_BYTES, TODO_ERRORS, TODO_PRIORITIES, TODO_STATUSES, type TodoItem, renderTodoResult, validateTodoArgs } from "./validate.js";
+
+/** A stored list-style plan: readonly all the way down. */
+export type TodoPlan = readonly Readonly<TodoItem>[];
+
+/** What the list tool needs of a store. */
+export interface ListPlanAccess {
+  read(agentId: string, sessionKey: string): TodoPlan | undefined;
+  write(agentId: string, sessionKey: string, items: TodoPlan): Promise<void>;
+}
 
 export const TODO_DESCRIPTION = `Keep a plan for multi-step work in this conversation: a list of steps you read and rewrite as you go. The user does not see this tool's results; tell them about progress in your own words.
 

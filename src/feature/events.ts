@@ -1,14 +1,19 @@
 /**
- * A small typed event bus. Turns, model calls and tools report here; later
- * features (plan release, streaming, logs) listen. A listener that throws is
- * reported to `onListenerError` and never breaks the turn that emitted.
+ * A small typed event bus. Turns, model calls and tools report here; logs,
+ * features and streaming views listen. A listener that throws is reported to
+ * `onListenerError` and never breaks the turn that emitted.
+ *
+ * The core's events are listed here. A feature adds its own by augmenting
+ * `RuntimeEvents` from its folder (`declare module ".../feature/events.js"`),
+ * so the core never names a feature's event or knows its payload.
  */
-import type { CompletedTask, PhasePlan } from "../tools/todo/phases.js";
 
-interface Scope {
+/** Every event names the agent and the session it happened in. */
+export interface EventScope {
   agentId: string;
   sessionKey: string;
 }
+type Scope = EventScope;
 
 export type TurnOutcomeKind = "done" | "limit" | "error" | "aborted";
 
@@ -25,23 +30,19 @@ export interface RuntimeEvents {
     usage?: { inputTokens?: number; outputTokens?: number };
   };
   "tool.start": Scope & { tool: string; callId: string };
-  "tool.end": Scope & { tool: string; callId: string; isError: boolean; silent: boolean; durationMs: number };
-  /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
-  delivery: Scope & { from: string; text: string };
-  /** A subagent started (`sessionKey` is the child's key). */
-  "subagent.start": Scope & { parentKey: string; childKey: string; label: string };
-  /** A subagent ended: exactly once per child, however it ended. */
-  "subagent.end": Scope & {
-    parentKey: string;
-    childKey: string;
-    label: string;
-    outcome: "done" | "error" | "aborted" | "timeout";
+  "tool.end": Scope & {
+    tool: string;
+    callId: string;
+    isError: boolean;
+    silent: boolean;
     durationMs: number;
   };
+  /** A tool published structured details about its call (`ctx.publish`): for UIs and listeners, never the model. */
+  "tool.update": Scope & { tool: string; callId: string; details: unknown };
+  /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
+  delivery: Scope & { from: string; text: string };
   /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
-  /** A todo plan changed: the plan as phases (a list-style plan as one phase) and the tasks completed by this change. */
-  "plan.updated": Scope & { style: "phases" | "list"; phases: PhasePlan; completedTasks: readonly CompletedTask[] };
 }
 
 export type EventName = keyof RuntimeEvents;

@@ -24,19 +24,9 @@
  * trailing comment that is not a JSON object is part of the text. Bad lines,
  * duplicate ids, bad data and the tool's limits give `Line N: ...` errors.
  */
-import { classifyLine, splitLines } from "./markdown.js";
-import { type PhasePlan, STATUS_MARKERS, type TaskStatus, cleanText } from "./phases.js";
-import {
-  MAX_CONTENT_BYTES,
-  MAX_ID_BYTES,
-  MAX_TODOS,
-  TODO_ERRORS,
-  TODO_PRIORITIES,
-  type TodoItem,
-  type TodoPriority,
-  type TodoStatus,
-  utf8Length,
-} from "./validate.js";
+import { STATUS_MARKERS, type TaskStatus, classifyLine, splitLines } from "../markdown.js";
+import { BLANK, MAX_CONTENT_BYTES, MAX_TODOS, cleanText, utf8Length } from "../text.js";
+import { MAX_ID_BYTES, TODO_ERRORS, TODO_PRIORITIES, type TodoItem, type TodoPriority, type TodoStatus } from "./validate.js";
 
 export const LIST_HEADING = "# Todos";
 
@@ -47,15 +37,8 @@ const TO_MARKER: Readonly<Record<TodoStatus, string>> = {
   completed: STATUS_MARKERS.completed,
   canceled: STATUS_MARKERS.abandoned,
 };
-/** A list-style plan seen as phases (for `plan.updated` and UIs): one phase `Todos`, canceled as abandoned; `[]` when empty. */
-export function listAsPhases(items: readonly Readonly<TodoItem>[]): PhasePlan {
-  if (items.length === 0) return [];
-  const status = (s: TodoStatus): TaskStatus => (s === "canceled" ? "abandoned" : s);
-  return [{ name: "Todos", tasks: items.map((item) => ({ content: item.content, status: status(item.status) })) }];
-}
 
 const DATA_KEYS = new Set(["id", "priority", "content"]);
-const BLANK = /^\p{White_Space}*$/u;
 
 function dataComment(item: Readonly<TodoItem>, visible: string): string {
   const data: Record<string, string> = { id: item.id };

@@ -19,7 +19,8 @@
  * progress, else the first with an open task; when no task is open the text
  * says so instead.
  */
-import { type Phase, type PhasePlan, STATUS_MARKERS, isOpen } from "./phases.js";
+import { STATUS_MARKERS } from "../markdown.js";
+import { type Phase, type PhasePlan, isOpen } from "./plan.js";
 
 function progress(phase: Phase): string {
   const completed = phase.tasks.filter((t) => t.status === "completed").length;

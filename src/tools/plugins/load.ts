@@ -1,11 +1,11 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { TOOLS_RESERVED } from "../config/schema.js";
-import { ConfigError, messageOf } from "../errors.js";
-import type { AnyTool } from "./registry.js";
+import { TOOLS_RESERVED } from "../../config/schema.js";
+import { ConfigError, messageOf } from "../../errors.js";
+import type { AnyTool } from "../registry.js";
 import { resolvePackageEntry } from "./package-entry.js";
-import { TOOL_NAME } from "./tool.js";
+import { TOOL_NAME } from "../tool.js";
 
 /**
  * Tool modules listed in `tools.plugins`: paths (relative to the config

@@ -7,7 +7,7 @@
  * `null` counts as absent (models in "strict" mode send null for every
  * optional field). Every shape error is reported, not just the first.
  */
-import { PHASE_OPS, type PhaseOpInput, type PhaseOpName } from "./phases.js";
+import { PHASE_OPS, type PhaseOpInput, type PhaseOpName } from "./plan.js";
 
 export const PHASE_ARG_KEYS = ["op", "task", "phase", "items", "list"] as const;
 const KEYS = new Set<string>(PHASE_ARG_KEYS);

@@ -21,7 +21,7 @@
  * - `done` on the task in progress moves "in progress" on to the next
  *   pending task (normalisation), so the model rarely needs `start`.
  */
-import { describePlan } from "./phase-summary.js";
+import { describePlan } from "./summary.js";
 import {
   CLEARED_TEXT,
   type CompletedTask,
@@ -37,12 +37,11 @@ import {
   type PhaseOpResult,
   type PhasePlan,
   type Task,
-  cleanText,
   isOpen,
   normalisePhases,
   taskCount,
-} from "./phases.js";
-import { utf8Length } from "./validate.js";
+} from "./plan.js";
+import { cleanText, utf8Length } from "../text.js";
 
 const ID_LIKE = /^(?:#|(?:task|todo|item|step|t)[-_ #]?)?\d+$/i;
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineTool, type ToolResult, toolResult } from "../tool.js";
-import { parsePhaseArgs } from "./phase-args.js";
-import { applyPhaseOp, formatErrors } from "./phase-ops.js";
+import { defineTool, type ToolResult, toolResult } from "../../tool.js";
+import { parsePhaseArgs } from "./args.js";
+import { applyPhaseOp, formatErrors } from "./ops.js";
 import {
   DEFAULT_PHASE,
   MAX_PHASE_NAME_BYTES,
@@ -12,9 +12,9 @@ import {
   type PhaseOpSuccess,
   type PhasePlan,
   taskCount,
-} from "./phases.js";
-import { CapacityError, PlanStore, deepFreeze } from "./store.js";
-import { TODO_ERRORS } from "./validate.js";
+} from "./plan.js";
+import { SHARED_ERRORS } from "../messages.js";
+import { CapacityError, PlanStore, deepFreeze } from "../store.js";
 
 export const PHASES_DESCRIPTION = `Keep a plan for multi-step work in this conversation, as named phases of tasks that you change with small ops, one op per call. The user does not see this tool's results; tell them about progress in your own words.
 
@@ -88,7 +88,7 @@ export function createPhasesTool(store: PhasePlanAccess) {
     validatesOwnArguments: true,
     enabledByDefault: false,
     execute: async (args, ctx) => {
-      if (!ctx.agentId || !ctx.sessionKey) return toolResult.error(TODO_ERRORS.noContext);
+      if (!ctx.agentId || !ctx.sessionKey) return toolResult.error(SHARED_ERRORS.noContext);
       const parsed = parsePhaseArgs(args);
       if (!parsed.ok) return toolResult.error(formatErrors(parsed.errors));
       const { input } = parsed;
@@ -105,17 +105,12 @@ export function createPhasesTool(store: PhasePlanAccess) {
         });
       } catch (error) {
         if (error instanceof OpFailed) return toolResult.error(error.message);
-        if (error instanceof CapacityError) return toolResult.error(formatErrors([TODO_ERRORS.capacity]));
+        if (error instanceof CapacityError) return toolResult.error(formatErrors([SHARED_ERRORS.capacity]));
         throw error;
       }
       const reply = success(result);
-      ctx.events.emit("plan.updated", {
-        agentId: ctx.agentId,
-        sessionKey: ctx.sessionKey,
-        style: "phases",
-        phases: result.details.phases,
-        completedTasks: result.details.completedTasks,
-      });
+      // The todo feature turns this into `plan.updated` for UIs.
+      ctx.publish({ style: "phases", phases: result.details.phases, completedTasks: result.details.completedTasks });
       return reply;
     },
   });

@@ -14,10 +14,9 @@
  *   and phase names up to 128 bytes of UTF-8. Task contents are unique in
  *   the whole plan, phase names in the plan (lookups are by exact text).
  */
-import { MAX_CONTENT_BYTES, MAX_TODOS } from "./validate.js";
+import type { TaskStatus } from "../markdown.js";
+import { MAX_CONTENT_BYTES, MAX_TODOS } from "../text.js";
 
-export const TASK_STATUSES = ["pending", "in_progress", "completed", "abandoned"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export interface Task {
   readonly content: string;
@@ -31,14 +30,6 @@ export interface Phase {
 
 /** A whole plan, in phase order. Stored plans are frozen, so every level is readonly. */
 export type PhasePlan = readonly Phase[];
-
-/** How each status is written in Markdown and in the tool's plan tree. */
-export const STATUS_MARKERS: Readonly<Record<TaskStatus, string>> = {
-  pending: "[ ]",
-  in_progress: "[/]",
-  completed: "[x]",
-  abandoned: "[-]",
-};
 
 export const PHASE_OPS = ["init", "start", "done", "drop", "rm", "append", "view"] as const;
 export type PhaseOpName = (typeof PHASE_OPS)[number];
@@ -95,11 +86,6 @@ export const PHASE_ERRORS = {
 
 export const CLEARED_TEXT = "Todo list cleared.";
 export const EMPTY_TEXT = "Todo list is empty.";
-
-/** One line, no outer spaces: how every task content and phase name is stored. */
-export function cleanText(text: string): string {
-  return text.replace(/\s*[\r\n\u0085\u2028\u2029]+\s*/g, " ").trim();
-}
 
 export const isOpen = (task: Task): boolean => task.status === "pending" || task.status === "in_progress";
 export const taskCount = (plan: PhasePlan): number => plan.reduce((n, phase) => n + phase.tasks.length, 0);

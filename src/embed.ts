@@ -1,0 +1,23 @@
+/**
+ * `picoclaw-ts/runtime`: for programs that embed the gateway. Load a config,
+ * bootstrap a runtime (with features of your own, if you like), serve it
+ * over HTTP or drive it through `handleMessage`.
+ */
+export { loadConfig, type LoadedConfig, type LoadConfigOptions } from "./config/load.js";
+export { configSchema, type Config, type ModelEntry } from "./config/schema.js";
+export { bootstrap, prepare, type Bootstrapped, type BootstrapOptions, type BuiltinFeatures } from "./bootstrap.js";
+export { createApp, type AppOptions } from "./gateway/app.js";
+export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway/server.js";
+export { Runtime, type RuntimeOptions, type MessageInput, type MessageOutcome, type ModelSource, type ToolOverview, type RuntimeStats } from "./runtime/runtime.js";
+export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
+export type { Command, CommandContext } from "./feature/command.js";
+export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";
+export type { RuntimeEvents, EventScope, EventName } from "./feature/events.js";
+export { SessionState, type SessionScoped, type ClearReason } from "./session/state.js";
+export type { HistoryStore } from "./session/history.js";
+export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
+export type { AgentDefinition } from "./agents/agent.js";
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta } from "./models/provider.js";
+export type { ChatMessage, ToolCall, ToolSpec } from "./models/message.js";
+export { PicoclawError, ConfigError, ModelError, RequestError, AbortedError, type ErrorCode } from "./errors.js";
+export { createLogger, silentLogger, type Logger } from "./log.js";

@@ -1,0 +1,96 @@
+import type { z } from "zod";
+import type { AgentDefinition } from "../agents/agent.js";
+import type { Config } from "../config/schema.js";
+import type { Logger } from "../log.js";
+import type { HistoryStore } from "../session/history.js";
+import type { SessionScoped } from "../session/state.js";
+import type { AnyTool } from "../tools/registry.js";
+import type { Command } from "./command.js";
+import type { EventBus } from "./events.js";
+import type { FeatureRoute } from "./route.js";
+
+/**
+ * The seam every feature plugs into: todo (both styles), subagents, plugin
+ * modules and MCP servers are all features, registered by the composition
+ * root (`bootstrap.ts`) the same way. The runtime names none of them: it
+ * calls each feature's `setup` once and takes what it contributes (tools,
+ * slash commands, per-session state, HTTP routes, its own event types by
+ * augmenting `RuntimeEvents`).
+ *
+ * Features are trusted code of the gateway and get a `FeatureHost`; tools
+ * get only their `ToolContext`.
+ */
+export interface Feature {
+  readonly name: string;
+  /**
+   * AGENT.md frontmatter keys the feature reads, with their schemas. A bad
+   * value is a frontmatter error like any other (the agent fails closed);
+   * the value is then in `agent.settings[key]`.
+   */
+  readonly frontmatter?: Readonly<Record<string, z.ZodType>>;
+  setup(host: FeatureHost): FeatureParts;
+}
+
+export interface FeatureParts {
+  tools?: readonly AnyTool[];
+  /** Where its tools come from, shown by `picoclaw agents` (default: built in). */
+  origin?: (toolName: string) => string;
+  /** The form of one of its tools a given agent gets (the todo tool's style); the tool itself otherwise. */
+  toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool;
+  commands?: readonly Command[];
+  /** Per-session state: dropped by `/clear` and when a sub-turn ends. */
+  sessionState?: readonly SessionScoped[];
+  routes?: readonly FeatureRoute[];
+  /** Warnings worth printing at start-up. */
+  warnings?: readonly string[];
+  /** Called once when the runtime closes (after every turn has ended). */
+  close?(): Promise<void> | void;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+/** Something the chat user sees. */
+export interface Delivery {
+  from: string;
+  text: string;
+}
+
+/** What the runtime offers a feature. */
+export interface FeatureHost {
+  readonly config: Config;
+  readonly agents: ReadonlyMap<string, AgentDefinition>;
+  readonly events: EventBus;
+  readonly history: HistoryStore;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly ids: () => string;
+  /** The agent with this id; a RequestError `agent_not_found` otherwise. */
+  agent(agentId: string): AgentDefinition;
+  /** Whether the agent may use the tool (enabled in config and allowed by its AGENT.md). */
+  hasTool(agentId: string, tool: string): boolean;
+  /** A system note the agent's next turn in the session gets, once (it is not kept in the history). */
+  noteForNextTurn(agentId: string, sessionKey: string, note: string): void;
+  /** Runs a turn of `agent` on `sessionKey`, queued behind the session's turns; nothing it delivers reaches the user (a sub-turn). */
+  runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Runs a turn on a user's session outside any request, queued behind its
+   * turns and stopped by `/stop` and shutdown. What it delivers reaches the
+   * session's event streams, or the next chat response. Rejects with an
+   * AbortedError while the runtime shuts down.
+   */
+  runBackgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string>;
+  /** Delivers to a session's user outside any request (an event stream, else kept for the next chat response). */
+  deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void;
+  /** A notice for the session's open event streams (`event` with JSON `data`); never kept. */
+  notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
+  /** The session's stop switch (`/stop`) joined with shutdown, held until released. */
+  holdStop(sessionKey: string): { signal: AbortSignal; release: () => void };
+  /** Background work the runtime waits for on shutdown. */
+  track(work: Promise<unknown>): void;
+  /** Drops every per-session state of a finished sub-turn's key. */
+  releaseSession(sessionKey: string): Promise<void>;
+  /** Tools that arrive after start-up (an MCP server that came up late); a name already taken is skipped with a warning. */
+  addTools(tools: readonly AnyTool[], origin: string): void;
+}

@@ -1,0 +1,185 @@
+import { z } from "zod";
+import { abortReason, messageOf } from "../errors.js";
+import type { ToolCall, ToolSpec } from "../models/message.js";
+import { joinSignals } from "../signals.js";
+import { describeIssues } from "../validation.js";
+import type { AnyTool } from "./registry.js";
+import { type ToolResult, toolResult } from "./tool.js";
+import { ToolStates } from "./tool-states.js";
+
+const schemaCache = new WeakMap<AnyTool, Record<string, unknown>>();
+
+/** The JSON Schema the model is shown for a tool's arguments (from its zod schema). */
+export function parametersSchema(tool: AnyTool): Record<string, unknown> {
+  if (tool.jsonSchema) return tool.jsonSchema;
+  let schema = schemaCache.get(tool);
+  if (!schema) {
+    const { $schema: _ignored, ...rest } = z.toJSONSchema(tool.parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    schema = rest;
+    schemaCache.set(tool, schema);
+  }
+  return schema;
+}
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+/** What a tool set needs from its runtime. */
+export interface ToolSetOptions {
+  now?: () => number;
+  /** The time limit of one call of `tool` in ms (0: none). */
+  timeoutMs?: (tool: AnyTool) => number;
+  /** Where `ctx.state` keeps each tool's per-session state. */
+  state?: ToolStates;
+}
+
+/** What a tool set hears about each call; the runtime turns it into events. */
+export interface CallObserver {
+  started(tool: string, callId: string): void;
+  ended(tool: string, callId: string, result: ToolResult, durationMs: number): void;
+  /** A tool's `ctx.publish(details)`. */
+  published(tool: string, callId: string, details: unknown): void;
+}
+
+/** Who a call is for, set by the pipeline: the turn's agent and session, and what stops it. */
+export interface CallScope {
+  readonly agentId: string;
+  readonly sessionKey: string;
+  readonly signal: AbortSignal;
+  readonly observer?: CallObserver;
+}
+
+class ToolTimeout extends Error {}
+
+/**
+ * The tools one agent may use: the same set decides what the model is shown
+ * (`specs`) and what may run (`execute`), so the two can never disagree.
+ * Every failure becomes an error result the model can read (a tool that
+ * throws, or runs past its time limit); only an abort of the turn escapes
+ * as an exception.
+ */
+export class ToolSet {
+  private readonly byName: ReadonlyMap<string, AnyTool>;
+  private specCache: ToolSpec[] | undefined;
+  private readonly now: () => number;
+  private readonly timeoutMs: (tool: AnyTool) => number;
+  private readonly state: ToolStates;
+
+  constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
+    this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
+    this.now = opts.now ?? Date.now;
+    this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
+    this.state = opts.state ?? new ToolStates();
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** Sorted by name, ready for the provider. */
+  specs(): ToolSpec[] {
+    this.specCache ??= [...this.byName.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: parametersSchema(tool),
+    }));
+    return this.specCache;
+  }
+
+  async execute(call: ToolCall, ctx: CallScope): Promise<ToolResult> {
+    const name = call.function.name;
+    const tool = this.byName.get(name);
+    if (!tool) {
+      const available = this.names();
+      return toolResult.error(
+        `tool "${name}" is not available to this agent; ${available.length ? `available tools: ${available.join(", ")}` : "it has no tools"}`,
+      );
+    }
+    ctx.signal.throwIfAborted();
+    const started = this.now();
+    ctx.observer?.started(name, call.id);
+    let result: ToolResult;
+    try {
+      result = await this.run(tool, call, ctx);
+    } catch (error) {
+      if (ctx.signal.aborted) throw abortReason(ctx.signal);
+      result = toolResult.error(`tool "${name}" failed: ${messageOf(error)}`);
+    }
+    ctx.observer?.ended(name, call.id, result, this.now() - started);
+    return result;
+  }
+
+  private async run(tool: AnyTool, call: ToolCall, ctx: CallScope): Promise<ToolResult> {
+    const rawArguments = call.function.arguments;
+    let args: unknown;
+    try {
+      args = rawArguments.trim() === "" ? {} : JSON.parse(rawArguments);
+    } catch (error) {
+      return toolResult.error(`invalid arguments for tool "${tool.name}": not valid JSON (${messageOf(error)})`);
+    }
+    if (!tool.validatesOwnArguments) {
+      const parsed = tool.parameters.safeParse(args, { reportInput: true });
+      if (!parsed.success) {
+        return toolResult.error(`invalid arguments for tool "${tool.name}": ${describeIssues(parsed.error).join("; ")}`);
+      }
+      args = parsed.data;
+    }
+    const limit = this.timeoutMs(tool);
+    const state = this.state.view(tool.name, ctx.agentId, ctx.sessionKey);
+    // A call ends when the tool answers, when the turn is aborted (even if the tool ignores
+    // its signal: /stop and subagent time limits must not wait for it), or past its limit.
+    const stop = new AbortController();
+    const joined = joinSignals([ctx.signal, stop.signal]);
+    const signal = joined.signal;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const cut = new Promise<ToolResult>((resolve, reject) => {
+      onAbort = () => reject(abortReason(ctx.signal));
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      if (limit > 0) {
+        timer = setTimeout(() => {
+          stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
+          resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (tools.${tool.name}.timeout_ms); try again or do without it`));
+        }, limit);
+      }
+    });
+    try {
+      const { agentId, sessionKey, observer } = ctx;
+      // Details published after the call is over (an abandoned tool carrying on) are dropped.
+      const publish = (details: unknown) => {
+        if (!signal.aborted) observer?.published(tool.name, call.id, details);
+      };
+      const running = Promise.resolve().then(() => tool.execute(args, { agentId, sessionKey, signal, state, publish }));
+      return normaliseResult(tool.name, await Promise.race([running, cut]));
+    } catch (error) {
+      if (ctx.signal.aborted) throw abortReason(ctx.signal);
+      if (stop.signal.aborted) return cut;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort!);
+      // Whatever an abandoned call does later is ignored.
+      stop.abort(new ToolTimeout(`tool "${tool.name}" call is over`));
+      joined.dispose();
+      cut.catch(() => {});
+    }
+  }
+}
+
+/** Guards against plugin tools that return something that is not a ToolResult. */
+function normaliseResult(name: string, result: unknown): ToolResult {
+  if (result === null || typeof result !== "object" || typeof (result as ToolResult).forLLM !== "string") {
+    return toolResult.error(`tool "${name}" returned no result text`);
+  }
+  const r = result as ToolResult;
+  return {
+    forLLM: r.forLLM,
+    ...(typeof r.forUser === "string" ? { forUser: r.forUser } : {}),
+    silent: r.silent === true,
+    isError: r.isError === true,
+    ...(r.details !== undefined ? { details: r.details } : {}),
+  };
+}
