@@ -5,7 +5,6 @@ import { ToolPolicy } from "../agents/policy.js";
 import type { ToolSwitch } from "../config/env.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
-import type { Command } from "../feature/command.js";
 import { EventBus, type EventName, type Listener } from "../feature/events.js";
 import type { Clock, Delivery, Feature, FeatureHost } from "../feature/feature.js";
 import type { FeatureRoute } from "../feature/route.js";

@@ -1,5 +1,3 @@
-import type { EventScope } from "../../feature/events.js";
-
 export type ChildOutcome = "done" | "error" | "aborted" | "timeout";
 
 declare module "../../feature/events.js" {

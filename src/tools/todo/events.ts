@@ -1,4 +1,3 @@
-import type { EventScope } from "../../feature/events.js";
 import type { CompletedTask, PhasePlan } from "./phases/plan.js";
 import type { TodoStyle } from "./plans.js";
 
