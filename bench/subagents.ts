@@ -17,7 +17,13 @@ const CHILD_MS = 20;
 const TURNS = Number(process.env.BENCH_SUBAGENT_TURNS ?? 20);
 
 function completion(message: Record<string, unknown>, finish: string): string {
-  return JSON.stringify({ id: "b", object: "chat.completion", created: 0, model: "bench", choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }] });
+  return JSON.stringify({
+    id: "b",
+    object: "chat.completion",
+    created: 0,
+    model: "bench",
+    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finish }],
+  });
 }
 
 async function fanOutModel() {
@@ -50,7 +56,11 @@ async function fanOutModel() {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

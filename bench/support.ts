@@ -45,7 +45,11 @@ export async function instantModel(tool: string, args: unknown, delayMs = 0): Pr
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: tool, arguments: JSON.stringify(args) } }] },
+        message: {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: tool, arguments: JSON.stringify(args) } }],
+        },
         finish_reason: "tool_calls",
       },
     ],

@@ -156,7 +156,9 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
     const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
     if (clashes.length > 0) {
       await hub.close();
-      throw new ConfigError(clashes.map((tool) => `tools.mcp.servers.${hub.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`));
+      throw new ConfigError(
+        clashes.map((tool) => `tools.mcp.servers.${hub.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`),
+      );
     }
     features.push(mcpFeature(hub, report.tools, report.warnings));
     try {

@@ -35,21 +35,25 @@ export interface CliIO {
 
 class UsageError extends Error {}
 
+function parseCommandLine(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      message: { type: "string", short: "m" },
+      agent: { type: "string" },
+      session: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
 /** Runs one CLI command; resolves with the exit code (the gateway resolves when it stops). */
 export async function runCli(io: CliIO): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parseArgs({
-      args: io.argv,
-      allowPositionals: true,
-      options: {
-        config: { type: "string" },
-        message: { type: "string", short: "m" },
-        agent: { type: "string" },
-        session: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
+    parsed = parseCommandLine(io.argv);
   } catch (error) {
     io.stderr(`${messageOf(error)}\n\n${USAGE}`);
     return 2;
@@ -175,11 +179,21 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
 
 function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
   return withRuntime(loaded, logger, io, async ({ runtime }) => {
-    io.stdout(table(["ID", "MODEL", "TOOLS", "NAME"], runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name])));
+    io.stdout(
+      table(
+        ["ID", "MODEL", "TOOLS", "NAME"],
+        runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name]),
+      ),
+    );
     const plugged = runtime.toolOverview().filter((tool) => tool.origin !== BUILT_IN);
     if (plugged.length > 0) {
       io.stdout("");
-      io.stdout(table(["TOOL", "FROM", "ENABLED"], plugged.map((tool) => [tool.name, tool.origin, tool.enabled ? "yes" : "no"])));
+      io.stdout(
+        table(
+          ["TOOL", "FROM", "ENABLED"],
+          plugged.map((tool) => [tool.name, tool.origin, tool.enabled ? "yes" : "no"]),
+        ),
+      );
     }
     return 0;
   });

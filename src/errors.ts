@@ -47,15 +47,7 @@ export class ConfigError extends PicoclawError {
   }
 }
 
-export const MODEL_ERROR_CLASSES = [
-  "auth",
-  "rate_limit",
-  "timeout",
-  "bad_request",
-  "server",
-  "network",
-  "bad_response",
-] as const;
+export const MODEL_ERROR_CLASSES = ["auth", "rate_limit", "timeout", "bad_request", "server", "network", "bad_response"] as const;
 export type ModelErrorClass = (typeof MODEL_ERROR_CLASSES)[number];
 
 /** A model provider call failed (after any retries): code `model_<class>`. */
@@ -67,12 +59,7 @@ export class ModelError extends PicoclawError {
   /** Milliseconds the provider asked us to wait (retry-after), when it said. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    errorClass: ModelErrorClass,
-    modelName: string,
-    message: string,
-    opts: { providerStatus?: number; retryAfterMs?: number; cause?: unknown } = {},
-  ) {
+  constructor(errorClass: ModelErrorClass, modelName: string, message: string, opts: { providerStatus?: number; retryAfterMs?: number; cause?: unknown } = {}) {
     super(`model "${modelName}": ${message}`, {
       code: `model_${errorClass}`,
       fault: "model",
@@ -86,12 +73,7 @@ export class ModelError extends PicoclawError {
 
   /** Whether trying again (or trying a fallback model) could help. */
   get retryable(): boolean {
-    return (
-      this.errorClass === "rate_limit" ||
-      this.errorClass === "server" ||
-      this.errorClass === "network" ||
-      this.errorClass === "timeout"
-    );
+    return this.errorClass === "rate_limit" || this.errorClass === "server" || this.errorClass === "network" || this.errorClass === "timeout";
   }
 }
 

@@ -12,7 +12,8 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 /** A pino logger writing JSON lines to stderr (stdout stays for replies and the listening line). */
 export function createLogger(level = "info"): Logger {
   const log = pino(
-    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, pino.destination({ fd: 2, sync: true }),
+    { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+    pino.destination({ fd: 2, sync: true }),
   );
   return {
     info: (message, data) => log.info(data ?? {}, message),

@@ -39,20 +39,16 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     case "invalid_key":
       return `invalid name: ${issue.issues.map((inner) => describeIssue(inner)).join("; ")}`;
     case "unrecognized_keys":
-      return issue.keys.length === 1
-        ? `unknown key "${issue.keys[0]}"`
-        : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+      return issue.keys.length === 1 ? `unknown key "${issue.keys[0]}"` : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
     case "invalid_value":
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "too_small":
-      if (issue.origin === "number" || issue.origin === "int")
-        return `must be ${issue.inclusive === false ? ">" : ">="} ${String(issue.minimum)}`;
+      if (issue.origin === "number" || issue.origin === "int") return `must be ${issue.inclusive === false ? ">" : ">="} ${String(issue.minimum)}`;
       if (issue.origin === "string") return `must not be shorter than ${String(issue.minimum)} characters`;
       if (issue.origin === "array") return `must have at least ${String(issue.minimum)} items`;
       return issue.message;
     case "too_big":
-      if (issue.origin === "number" || issue.origin === "int")
-        return `must be ${issue.inclusive === false ? "<" : "<="} ${String(issue.maximum)}`;
+      if (issue.origin === "number" || issue.origin === "int") return `must be ${issue.inclusive === false ? "<" : "<="} ${String(issue.maximum)}`;
       if (issue.origin === "string") return `must not be longer than ${String(issue.maximum)} characters`;
       if (issue.origin === "array") return `must have at most ${String(issue.maximum)} items`;
       return issue.message;
@@ -65,10 +61,7 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
  * One line per issue: `<prefix><path>: <problem>`. `rename` lets a caller
  * name something else than the JSON path (an environment variable).
  */
-export function describeIssues(
-  error: z.core.$ZodError,
-  opts: { prefix?: PathPart[]; rename?: (path: string) => string | undefined } = {},
-): string[] {
+export function describeIssues(error: z.core.$ZodError, opts: { prefix?: PathPart[]; rename?: (path: string) => string | undefined } = {}): string[] {
   return error.issues.map((issue) => {
     const full = [...(opts.prefix ?? []), ...issue.path];
     const path = formatPath(full);

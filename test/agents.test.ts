@@ -74,7 +74,9 @@ describe("AGENT.md frontmatter", () => {
     expect(bad.agent.settings).toEqual({});
     expect(bad.warnings).toEqual(['agents/p/AGENT.md: frontmatter does not parse, so agent "p" gets no tools: todo_style: expected one of "list", "phases"']);
     // Without the feature, the key is unknown: a warning, not a failure.
-    expect(readAgent("p", "agents/p/AGENT.md", "---\ntodo_style: phases\n---\nPlan.").warnings).toEqual(['agents/p/AGENT.md: unknown frontmatter key "todo_style" ignored']);
+    expect(readAgent("p", "agents/p/AGENT.md", "---\ntodo_style: phases\n---\nPlan.").warnings).toEqual([
+      'agents/p/AGENT.md: unknown frontmatter key "todo_style" ignored',
+    ]);
   });
 
   it("handles CRLF line endings and a byte-order mark", () => {

@@ -81,10 +81,7 @@ describe("anthropic: the request on the wire", () => {
 
 describe("anthropic: turning the conversation into alternating messages", () => {
   it("folds tool results and a following user message into one user message, results first", () => {
-    const { messages } = toAnthropic([
-      ...toolRound(),
-      { role: "user", content: "and tomorrow?" },
-    ]);
+    const { messages } = toAnthropic([...toolRound(), { role: "user", content: "and tomorrow?" }]);
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect(messages[2]!.content).toEqual([
       { type: "tool_result", tool_use_id: "call_a", content: "4°C, rain" },
@@ -231,9 +228,19 @@ describe("anthropic: streamed answers", () => {
 
   it("joins events cut in the middle of JSON and of a multi-byte character", async () => {
     const server = await fakeServer();
-    const stream = anthropicSse([messageStart(), ...textBlock(0, "naïve 🦀"), ...toolUseBlock(1, "toolu_x", "weather", '{"city":"Zürich"}'), ...messageEnd("tool_use")]).join("");
+    const stream = anthropicSse([
+      messageStart(),
+      ...textBlock(0, "naïve 🦀"),
+      ...toolUseBlock(1, "toolu_x", "weather", '{"city":"Zürich"}'),
+      ...messageEnd("tool_use"),
+    ]).join("");
     const bytes = Buffer.from(stream);
-    const cuts = [bytes.indexOf(Buffer.from("ï")) + 1, bytes.indexOf(Buffer.from("🦀")) + 2, bytes.indexOf(Buffer.from("Zür")) + 3, bytes.indexOf(Buffer.from("message_stop")) + 4];
+    const cuts = [
+      bytes.indexOf(Buffer.from("ï")) + 1,
+      bytes.indexOf(Buffer.from("🦀")) + 2,
+      bytes.indexOf(Buffer.from("Zür")) + 3,
+      bytes.indexOf(Buffer.from("message_stop")) + 4,
+    ];
     server.enqueue({ chunks: splitBytes(stream, ...cuts), chunkDelayMs: 2 });
     const response = await new AnthropicProvider(modelEntry("anthropic", server.url)).chat(ask());
     expect(response.text).toBe("naïve 🦀");

@@ -58,11 +58,17 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
   shared: { may: [], why: "errors, the log, signal joining and validation messages serve every room and depend on none" },
   config: { may: ["shared"], why: "the config is read first and knows nothing of what it configures" },
   messages: { may: [], why: "the conversation's message types are the vocabulary everyone shares" },
-  models: { may: ["shared", "config", "messages"], why: "model providers are adapters at the edge: they know their config entry and the messages, nothing of agents, tools or sessions" },
+  models: {
+    may: ["shared", "config", "messages"],
+    why: "model providers are adapters at the edge: they know their config entry and the messages, nothing of agents, tools or sessions",
+  },
   session: { may: ["shared", "config", "messages"], why: "session keys, per-session state and histories are plain data stores below the runtime" },
   tools: { may: ["shared", "session", "messages"], why: "the tool API and its engine know only the ToolContext they give, never the runtime or a feature" },
   agents: { may: ["shared", "config", "tools"], why: "agents are AGENT.md files and the policy that picks their tools" },
-  port: { may: ["shared", "config", "session", "tools", "agents"], why: "the feature port is the seam features and the runtime agree on; it depends on neither" },
+  port: {
+    may: ["shared", "config", "session", "tools", "agents"],
+    why: "the feature port is the seam features and the runtime agree on; it depends on neither",
+  },
   runtime: {
     may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port"],
     why: "the runtime names no feature and no HTTP: features plug in through the port, and the gateway drives it from above",

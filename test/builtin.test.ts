@@ -22,7 +22,11 @@ describe("the built-in model", () => {
     const user: ChatMessage = { role: "user", content: 'CALL a {"x":1}\nCALL b' };
     const first = await ask([user]);
     expect(first.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual([["a", '{"x":1}']]);
-    const second = await ask([user, { role: "assistant", content: null, tool_calls: first.toolCalls }, { role: "tool", tool_call_id: first.toolCalls[0]!.id, content: "A" }]);
+    const second = await ask([
+      user,
+      { role: "assistant", content: null, tool_calls: first.toolCalls },
+      { role: "tool", tool_call_id: first.toolCalls[0]!.id, content: "A" },
+    ]);
     expect(second.toolCalls.map((c) => [c.function.name, c.function.arguments])).toEqual([["b", "{}"]]);
     const done = await ask([
       user,
@@ -41,13 +45,20 @@ describe("the built-in model", () => {
 
   it("a script is only CALL lines; bracketed notes around it are skipped", () => {
     expect(parseScript("CALL a\nhello")).toBeNull();
-    expect(parseScript("[A task from agent \"main\".]\n\nCALL a {}")).toEqual([{ tool: "a", args: "{}" }]);
+    expect(parseScript('[A task from agent "main".]\n\nCALL a {}')).toEqual([{ tool: "a", args: "{}" }]);
   });
 
   it("passes a system note on without the gateway's bracketed lines", async () => {
-    const reply = await ask([{ role: "user", content: '[System note: background subagent "bg" (id x1, agent main) finished. Its result:]\n\nthe answer\n\n[Tell the user.]' }]);
+    const reply = await ask([
+      { role: "user", content: '[System note: background subagent "bg" (id x1, agent main) finished. Its result:]\n\nthe answer\n\n[Tell the user.]' },
+    ]);
     expect(reply.text).toBe("Background work finished:\n\nthe answer");
-    const failed = await ask([{ role: "user", content: systemNote({ id: "x1", childKey: "k", agentId: "main", label: "bg", outcome: "timeout", error: "timed out after 5 ms", durationMs: 5 }) }]);
+    const failed = await ask([
+      {
+        role: "user",
+        content: systemNote({ id: "x1", childKey: "k", agentId: "main", label: "bg", outcome: "timeout", error: "timed out after 5 ms", durationMs: 5 }),
+      },
+    ]);
     expect(failed.text).toBe("Background work did not finish:\n\nOutcome: timeout: timed out after 5 ms");
   });
 

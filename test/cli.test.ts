@@ -53,7 +53,12 @@ describe("picoclaw agent -m", () => {
 describe("picoclaw agents", () => {
   it("lists agents, models and effective tools", async () => {
     const project = writeProject({
-      config: { model_list: [{ model_name: "local", provider: "builtin", model: "scripted" }, { model_name: "gpt", provider: "builtin", model: "scripted" }] },
+      config: {
+        model_list: [
+          { model_name: "local", provider: "builtin", model: "scripted" },
+          { model_name: "gpt", provider: "builtin", model: "scripted" },
+        ],
+      },
       agents: { main: "---\nname: Main\n---\np", researcher: "---\nname: Researcher\nmodel: gpt\ntools: []\n---\np" },
     });
     const { code, stdout } = await cli(["agents"], { cwd: project });

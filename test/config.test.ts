@@ -14,8 +14,7 @@ function problemsOf(fn: () => unknown): string[] {
   throw new Error("expected a ConfigError");
 }
 
-const load = (config: unknown, env: Record<string, string> = {}) =>
-  loadConfig({ env, cwd: writeProject({ config, agents: {} }) });
+const load = (config: unknown, env: Record<string, string> = {}) => loadConfig({ env, cwd: writeProject({ config, agents: {} }) });
 
 describe("config file lookup", () => {
   it("uses defaults when there is no config file", () => {
@@ -59,9 +58,7 @@ describe("config file lookup", () => {
     expect(problemsOf(() => loadConfig({ env: {}, cwd: tempDir(), argv: ["--config", "nope.json"] }))[0]).toMatch(
       /^--config: config file not found: .*nope\.json$/,
     );
-    expect(problemsOf(() => loadConfig({ env: { PICOCLAW_CONFIG: "/no/such.json" }, cwd: tempDir() }))[0]).toMatch(
-      /^PICOCLAW_CONFIG: config file not found/,
-    );
+    expect(problemsOf(() => loadConfig({ env: { PICOCLAW_CONFIG: "/no/such.json" }, cwd: tempDir() }))[0]).toMatch(/^PICOCLAW_CONFIG: config file not found/);
   });
 
   it("reports invalid JSON with its line and column", () => {
@@ -77,16 +74,12 @@ describe("config file lookup", () => {
 
 describe("config validation", () => {
   it("names the JSON path of a wrong type", () => {
-    expect(problemsOf(() => load({ tools: { todo: { enabled: "yes" } } }))).toEqual([
-      "tools.todo.enabled: expected boolean, received string",
-    ]);
+    expect(problemsOf(() => load({ tools: { todo: { enabled: "yes" } } }))).toEqual(["tools.todo.enabled: expected boolean, received string"]);
   });
 
   it("rejects unknown keys at every level, naming them", () => {
     const problems = problemsOf(() => load({ gateway: { colour: "red" }, tools: { todo: { enabld: true } }, extra: 1 }));
-    expect(problems).toEqual(
-      expect.arrayContaining(['gateway: unknown key "colour"', 'tools.todo: unknown key "enabld"', 'unknown key "extra"']),
-    );
+    expect(problems).toEqual(expect.arrayContaining(['gateway: unknown key "colour"', 'tools.todo: unknown key "enabld"', 'unknown key "extra"']));
     expect(problems).toHaveLength(3);
   });
 
@@ -165,9 +158,7 @@ describe("${VAR} substitution", () => {
   });
 
   it("an unset variable outside model_list stops start-up naming path and variable", () => {
-    expect(problemsOf(() => load({ gateway: { token: "${NOPE}" } }))).toEqual([
-      "gateway.token: environment variable NOPE is not set",
-    ]);
+    expect(problemsOf(() => load({ gateway: { token: "${NOPE}" } }))).toEqual(["gateway.token: environment variable NOPE is not set"]);
   });
 
   it("an unset variable in a model entry only matters when that entry is used", () => {
@@ -216,7 +207,13 @@ describe(".env files", () => {
 describe("environment overrides", () => {
   it("apply after the file", () => {
     const loaded = load(
-      { gateway: { host: "127.0.0.1", port: 1 }, model_list: [{ model_name: "local", provider: "builtin", model: "scripted" }, { model_name: "b", provider: "builtin", model: "scripted" }] },
+      {
+        gateway: { host: "127.0.0.1", port: 1 },
+        model_list: [
+          { model_name: "local", provider: "builtin", model: "scripted" },
+          { model_name: "b", provider: "builtin", model: "scripted" },
+        ],
+      },
       {
         PICOCLAW_GATEWAY_HOST: "0.0.0.0",
         PICOCLAW_GATEWAY_PORT: "0",
@@ -289,5 +286,4 @@ describe("config/picoclaw.config.json shipped", () => {
       expect(loaded.config.model_list.length).toBeGreaterThan(0);
     }
   });
-
 });

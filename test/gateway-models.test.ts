@@ -60,7 +60,13 @@ describe("gateway with a real model provider", () => {
     const backup = await fakeServer();
     backup.enqueue(anthropicTextStream("Backup ", "here."));
     const config = openaiConfig(primary.url, { fallbacks: ["backup"] });
-    (config.model_list as unknown[]).push({ model_name: "backup", provider: "anthropic", model: "claude-fake", api_base: backup.url, api_key: "sk-ant-test-999" });
+    (config.model_list as unknown[]).push({
+      model_name: "backup",
+      provider: "anthropic",
+      model: "claude-fake",
+      api_base: backup.url,
+      api_key: "sk-ant-test-999",
+    });
     const h = harness({ config, models: instantRetries() });
     const events = llmEvents(h);
 
@@ -77,7 +83,11 @@ describe("gateway with a real model provider", () => {
     server.enqueue(
       {
         chunks: sseChunks([
-          completionChunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_e1", type: "function", function: { name: "echo", arguments: "" } }] }),
+          completionChunk({
+            role: "assistant",
+            content: null,
+            tool_calls: [{ index: 0, id: "call_e1", type: "function", function: { name: "echo", arguments: "" } }],
+          }),
           completionChunk({ tool_calls: [{ index: 0, function: { arguments: '{"text":' } }] }),
           completionChunk({ tool_calls: [{ index: 0, function: { arguments: '"hi"}' } }] }),
           completionChunk({}, { finish: "tool_calls" }),

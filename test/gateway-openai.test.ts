@@ -91,17 +91,20 @@ describe("a turn against an OpenAI-compatible server", () => {
         { model_name: "bad", provider: "openai", model: "m", api_base: "not a url" },
       ],
     });
-    expect(() => harness({ config: config("gpt") })).toThrow(
-      'model_list[1].api_key: environment variable MISSING_KEY is not set (model "gpt" needs it)',
-    );
+    expect(() => harness({ config: config("gpt") })).toThrow('model_list[1].api_key: environment variable MISSING_KEY is not set (model "gpt" needs it)');
     expect(() => harness({ config: config("bad") })).toThrow('model_list[2].api_base: not a URL: "not a url"');
     expect(() => harness({ config: config("local"), agents: { main: "m", other: "---\nmodel: gpt\n---\np" } })).toThrow(/MISSING_KEY/);
     expect(harness({ config: config("local") }).runtime.agentIds()).toHaveLength(1);
   });
 
   it("a used entry whose key or URL cannot go into a request stops start-up, without quoting the secret", () => {
-    const start = (entry: Record<string, unknown>, env: Record<string, string> = {}) => () =>
-      harness({ env, config: { agents: { defaults: { model_name: "gpt" } }, model_list: [{ model_name: "gpt", provider: "openai", model: "m", ...entry }] } });
+    const start =
+      (entry: Record<string, unknown>, env: Record<string, string> = {}) =>
+      () =>
+        harness({
+          env,
+          config: { agents: { defaults: { model_name: "gpt" } }, model_list: [{ model_name: "gpt", provider: "openai", model: "m", ...entry }] },
+        });
     const problem = (run: () => unknown) => {
       try {
         run();

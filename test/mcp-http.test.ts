@@ -14,11 +14,9 @@ import { testHub, toolCall, toolContext } from "./support/mcp.js";
 function httpMcpServer(): Server {
   return createServer((req, res) => {
     const mcp = new McpServer({ name: "http-fixture", version: "1.0.0" });
-    mcp.registerTool(
-      "greet",
-      { description: "Greets someone, and tells which token it was sent.", inputSchema: { name: z.string() } },
-      ({ name }) => ({ content: [{ type: "text", text: `hello ${name} (token ${String(req.headers["x-token"])})` }] }),
-    );
+    mcp.registerTool("greet", { description: "Greets someone, and tells which token it was sent.", inputSchema: { name: z.string() } }, ({ name }) => ({
+      content: [{ type: "text", text: `hello ${name} (token ${String(req.headers["x-token"])})` }],
+    }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => void mcp.close());
     void mcp.connect(transport).then(() => transport.handleRequest(req, res));

@@ -65,7 +65,9 @@ describe("MCP input schemas", () => {
   });
 
   it("tolerate keywords and formats they do not know", () => {
-    expect(valid({ type: "object", "x-ui": { widget: "big" }, properties: { mail: { type: "string", format: "email" } } }).validate({ mail: "nope" })).toEqual([]);
+    expect(valid({ type: "object", "x-ui": { widget: "big" }, properties: { mail: { type: "string", format: "email" } } }).validate({ mail: "nope" })).toEqual(
+      [],
+    );
   });
 });
 

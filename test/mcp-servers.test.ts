@@ -12,7 +12,13 @@ const set = (tools: AnyTool[]) => new ToolSet(tools);
 
 const toolOf = (hub: McpHub, name: string): AnyTool => {
   const tool = hub.tools().find((t) => t.name === name);
-  if (!tool) throw new Error(`no tool ${name} among ${hub.tools().map((t) => t.name).join(", ")}`);
+  if (!tool)
+    throw new Error(
+      `no tool ${name} among ${hub
+        .tools()
+        .map((t) => t.name)
+        .join(", ")}`,
+    );
   return tool;
 };
 
@@ -150,9 +156,7 @@ describe("MCP tool names", () => {
     const report = await t.hub.start();
     expect(t.hub.origin("mcp_a_b_echo")).toBe("a_b");
     expect(report.tools.filter((tool) => t.hub.origin(tool.name) === "a")).toEqual([]);
-    expect(report.warnings).toContain(
-      'MCP server "a": tool "b_echo" skipped: its name would be "mcp_a_b_echo", like tool "echo" of MCP server "a_b"',
-    );
+    expect(report.warnings).toContain('MCP server "a": tool "b_echo" skipped: its name would be "mcp_a_b_echo", like tool "echo" of MCP server "a_b"');
     expect(await set(report.tools).execute(toolCall("mcp_a_b_echo", { text: "mine" }), toolContext())).toMatchObject({ forLLM: "echo: mine" });
   });
 });

@@ -132,9 +132,12 @@ describe("openai: streamed answers", () => {
     expect(response.text).toBeNull();
     expect(response.finishReason).toBe("tool_calls");
     expect(deltas[0]).toEqual({ type: "tool_call", index: 0, id: "call_w", name: "weather" });
-    expect(deltas.filter((d) => d.type === "tool_call" && d.index === 0).map((d) => (d as { arguments?: string }).arguments ?? "").join("")).toBe(
-      '{"city":"Oslo"}',
-    );
+    expect(
+      deltas
+        .filter((d) => d.type === "tool_call" && d.index === 0)
+        .map((d) => (d as { arguments?: string }).arguments ?? "")
+        .join(""),
+    ).toBe('{"city":"Oslo"}');
   });
 
   it("takes a whole tool call sent in one chunk", async () => {
@@ -269,7 +272,11 @@ describe("openai: streamed answers", () => {
 
   it("joins an event cut in the middle of a JSON value across chunks", async () => {
     const server = await fakeServer();
-    const stream = sseChunks([textChunk("split "), completionChunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "weather", arguments: '{"city":"Oslo"}' } }] }), stop]).join("");
+    const stream = sseChunks([
+      textChunk("split "),
+      completionChunk({ tool_calls: [{ index: 0, id: "c1", function: { name: "weather", arguments: '{"city":"Oslo"}' } }] }),
+      stop,
+    ]).join("");
     const cut = [stream.indexOf('"spl') + 3, stream.indexOf("weather") + 4, stream.indexOf('"city') + 2, stream.length - 3];
     server.enqueue({ chunks: splitBytes(stream, ...cut), chunkDelayMs: 2 });
     const response = await new OpenAIProvider(modelEntry("openai", server.url)).chat(ask());
@@ -319,7 +326,10 @@ describe("openai: whole (non-streamed) answers", () => {
     const server = await fakeServer();
     server.enqueue(toolCallCompletion([{ name: "weather", args: { city: "Oslo" }, id: "call_9" }], "Let me look."));
     const { deltas, onDelta } = deltaLog();
-    const response = await new OpenAIProvider(modelEntry("openai", server.url, { stream: false })).chat(ask([{ role: "user", content: "hi" }], [weatherTool]), onDelta);
+    const response = await new OpenAIProvider(modelEntry("openai", server.url, { stream: false })).chat(
+      ask([{ role: "user", content: "hi" }], [weatherTool]),
+      onDelta,
+    );
     const body = server.requests[0]!.body;
     expect(body).not.toHaveProperty("stream");
     expect(body).not.toHaveProperty("stream_options");
@@ -422,7 +432,9 @@ describe("openai: answers that are not what the format promises", () => {
     expect(response.text).toBe("second try");
     expect(retries.sleeps).toHaveLength(1);
 
-    server.enqueue({ chunks: sseChunks([textChunk("partial "), { error: { message: "context length exceeded", type: "invalid_request_error" } }], { done: false }) });
+    server.enqueue({
+      chunks: sseChunks([textChunk("partial "), { error: { message: "context length exceeded", type: "invalid_request_error" } }], { done: false }),
+    });
     const error = await modelFailure(new OpenAIProvider(modelEntry("openai", server.url), retries).chat(ask()));
     expect(error.code).toBe("model_bad_request");
     expect(error.message).toContain("invalid_request_error: context length exceeded");

@@ -43,6 +43,10 @@ describe("outbox", () => {
     const kept = outbox.drain("s");
     expect(kept).toHaveLength(MAX_KEPT_PER_SESSION);
     expect(kept[0]!.text).toBe("3");
-    expect(dropped).toEqual([["s", 1], ["s", 1], ["s", 1]]);
+    expect(dropped).toEqual([
+      ["s", 1],
+      ["s", 1],
+      ["s", 1],
+    ]);
   });
 });

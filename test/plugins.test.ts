@@ -33,7 +33,10 @@ const lastResults = (r: RecordedRequest) => (r.body.messages as { role: string; 
 describe("plugin tools through the gateway", () => {
   it("are shown with their zod schema and run, like built-in tools", async () => {
     const h = await gateway();
-    const { json } = await h.chat({ message: [call("notes", { action: "add", text: "the code is 42" }), call("notes", { action: "list" })].join("\n"), session: "n" });
+    const { json } = await h.chat({
+      message: [call("notes", { action: "add", text: "the code is 42" }), call("notes", { action: "list" })].join("\n"),
+      session: "n",
+    });
     expect(json.reply).toBe("done: Noted (1 notes). | 1. the code is 42");
     const first = model.server.requests.at(-3)!;
     expect(toolNames(first)).toEqual(["clock", "delegate", "hanger", "notes", "spawn", "subagent", "thrower"]);
@@ -74,7 +77,10 @@ describe("plugin tools through the gateway", () => {
     writeProject(
       {
         config: { tools: { plugins: ["./dash.js"] } },
-        files: { "dash.js": 'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "my-tool", description: "Has a dash.", parameters: z.object({}), execute: () => toolResult.text("x") });\n' },
+        files: {
+          "dash.js":
+            'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "my-tool", description: "Has a dash.", parameters: z.object({}), execute: () => toolResult.text("x") });\n',
+        },
       },
       dir,
     );
@@ -133,10 +139,18 @@ describe("loading plugins", () => {
 
   it.each([
     ["a missing module", "./nope.js", /^tools\.plugins\[0\] \(".\/nope\.js"\): cannot load the module: /],
-    ["a package that is not installed", "no-such-package-xyz", /package "no-such-package-xyz" is not installed in .* or a folder above it \(npm install no-such-package-xyz there\)$/],
+    [
+      "a package that is not installed",
+      "no-such-package-xyz",
+      /package "no-such-package-xyz" is not installed in .* or a folder above it \(npm install no-such-package-xyz there\)$/,
+    ],
     ["a module with a syntax error", fixture("syntax-error.js"), /cannot load the module: /],
     ["a module that exports no tool", fixture("no-tools.js"), /exports no tool \(export default defineTool\(\{\.\.\.\}\), or a list of tools\)$/],
-    ["parameters that are not an object schema", fixture("bad-schema.js"), /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/],
+    [
+      "parameters that are not an object schema",
+      fixture("bad-schema.js"),
+      /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/,
+    ],
     ["parameters that are not zod", fixture("not-zod.js"), /a tool "plain" parameters must be a zod 4 schema/],
     ["a name clash with a built-in tool", fixture("clash.js"), /tool "todo" clashes with the tool of the same name from the built-in tools$/],
   ])("%s stops start-up naming the module", async (_case, spec, message) => {
@@ -147,7 +161,9 @@ describe("loading plugins", () => {
 
   it("a tool listed twice clashes, naming both modules", async () => {
     const found = await problems([example("clock.js"), example("clock.js")]);
-    expect(found).toEqual([`tools.plugins[1] (${JSON.stringify(example("clock.js"))}): tool "clock" clashes with the tool of the same name from tools.plugins[0] (${JSON.stringify(example("clock.js"))})`]);
+    expect(found).toEqual([
+      `tools.plugins[1] (${JSON.stringify(example("clock.js"))}): tool "clock" clashes with the tool of the same name from tools.plugins[0] (${JSON.stringify(example("clock.js"))})`,
+    ]);
   });
 
   it("relative paths resolve against the config file's folder", async () => {
@@ -155,7 +171,10 @@ describe("loading plugins", () => {
     writeProject(
       {
         config: { tools: { plugins: ["./tools/hello.js"] } },
-        files: { "tools/hello.js": 'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "hello", description: "Says hello.", parameters: z.object({}), execute: () => toolResult.text("hello") });\n' },
+        files: {
+          "tools/hello.js":
+            'import { defineTool, toolResult, z } from "picoclaw-ts";\nexport default defineTool({ name: "hello", description: "Says hello.", parameters: z.object({}), execute: () => toolResult.text("hello") });\n',
+        },
       },
       dir,
     );

@@ -66,7 +66,10 @@ describe("the gateway process with MCP servers (needs dist/, built by npm test)"
   it("SIGTERM while an MCP server is still starting stops cleanly: exit 0, no server left", { timeout: 60_000 }, async () => {
     const pidfile = path.join(tempDir(), "pid");
     const dir = writeProject({
-      config: { gateway: { port: 0 }, tools: { mcp: { servers: { slow: { command: process.execPath, args: [serverScript], env: { FIXTURE_PIDFILE: pidfile, FIXTURE_SILENT: "1" } } } } } },
+      config: {
+        gateway: { port: 0 },
+        tools: { mcp: { servers: { slow: { command: process.execPath, args: [serverScript], env: { FIXTURE_PIDFILE: pidfile, FIXTURE_SILENT: "1" } } } } },
+      },
     });
     const gw = gateway(dir);
     const pid = await pidFrom(pidfile, gw.child);

@@ -67,7 +67,7 @@ describe("turn loop", () => {
     const ok = send(runtime, "one");
     (await model.calls(1))[0]!.resolve({ text: "1" });
     await ok;
-    const failing = send(runtime, 'two');
+    const failing = send(runtime, "two");
     const [, call] = await model.calls(2);
     call!.resolve({ toolCalls: [{ id: "c", type: "function", function: { name: "echo", arguments: '{"text":"x"}' } }] });
     const [, , again] = await model.calls(3);

@@ -10,6 +10,7 @@ describe("config/picoclaw.schema.json", () => {
   });
 
   it("describes strict objects with defaults, so editors complete and flag keys", () => {
+    // biome-ignore lint/suspicious/noExplicitAny: JSON Schema read by path
     const schema = configJsonSchema() as { additionalProperties: boolean; properties: Record<string, any> };
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.gateway.properties.port).toMatchObject({ type: "integer", default: 18790, minimum: 0, maximum: 65535 });

@@ -72,9 +72,7 @@ describe("the anthropic SDK and our adapter read the same stream into the same m
   it("streamed", async () => {
     const server = await fakeServer(() => ({ chunks }));
     const client = new Anthropic({ baseURL: server.origin, apiKey: SECRET_KEY, maxRetries: 0 });
-    const sdk = await client.messages
-      .stream({ model: "claude-fake", max_tokens: 100, messages: [{ role: "user", content: "hi" }] })
-      .finalMessage();
+    const sdk = await client.messages.stream({ model: "claude-fake", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).finalMessage();
     const ours = await new AnthropicProvider(modelEntry("anthropic", server.url)).chat(ask());
 
     const text = sdk.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
@@ -93,10 +91,13 @@ describe("the anthropic SDK and our adapter read the same stream into the same m
   });
 
   it("whole", async () => {
-    const reply = anthropicMessage([
-      { type: "text", text: "Sure." },
-      { type: "tool_use", id: "toolu_9", name: "weather", input: { city: "Lima" } },
-    ], "tool_use");
+    const reply = anthropicMessage(
+      [
+        { type: "text", text: "Sure." },
+        { type: "tool_use", id: "toolu_9", name: "weather", input: { city: "Lima" } },
+      ],
+      "tool_use",
+    );
     const server = await fakeServer(() => reply);
     const client = new Anthropic({ baseURL: server.origin, apiKey: SECRET_KEY, maxRetries: 0 });
     const sdk = await client.messages.create({ model: "claude-fake", max_tokens: 100, messages: [{ role: "user", content: "hi" }] });

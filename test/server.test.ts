@@ -9,7 +9,12 @@ describe("the node server", () => {
     const h = harness();
     const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "0.0.0.0", port: 0, token: "" });
     onTestFinished(() => running.close());
-    expect(h.logger.lines.filter((l) => l.level === "warn").map((l) => l.message).join("\n")).toMatch(/^WARNING: binding to 0\.0\.0\.0 with NO token/);
+    expect(
+      h.logger.lines
+        .filter((l) => l.level === "warn")
+        .map((l) => l.message)
+        .join("\n"),
+    ).toMatch(/^WARNING: binding to 0\.0\.0\.0 with NO token/);
     const quiet = harness();
     const local = await startGateway({ runtime: quiet.runtime, logger: quiet.logger, host: "127.0.0.1", port: 0, token: "" });
     onTestFinished(() => local.close());

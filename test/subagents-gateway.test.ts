@@ -132,7 +132,14 @@ describe("subagent", () => {
 });
 
 describe("limits hold even against a tool that ignores its abort signal", () => {
-  const deaf = defineTool({ name: "deaf", description: "Never answers, ignores aborts.", parameters: z.object({}), timeoutMs: 0, enabledByDefault: true, execute: () => new Promise<never>(() => {}) });
+  const deaf = defineTool({
+    name: "deaf",
+    description: "Never answers, ignores aborts.",
+    parameters: z.object({}),
+    timeoutMs: 0,
+    enabledByDefault: true,
+    execute: () => new Promise<never>(() => {}),
+  });
 
   function deafGateway(subturn: Record<string, unknown> = {}) {
     const base = openaiConfig(model.server.url) as { agents: { defaults: Record<string, unknown> } };
@@ -187,7 +194,7 @@ describe("delegate and spawn with agent_id", () => {
       config: { ...openaiConfig(model.server.url) },
     });
     const ghost = await star.chat({ message: call("delegate", { agent_id: "ghost", task: "x" }) });
-    expect(ghost.json.reply).toBe("done: there is no agent \"ghost\"; agents: main, other");
+    expect(ghost.json.reply).toBe('done: there is no agent "ghost"; agents: main, other');
   });
 });
 
@@ -195,7 +202,10 @@ describe("spawn", () => {
   it("returns at once; the result arrives on the events stream, answered by the parent", async () => {
     const h = gateway();
     const stream = sseReader(await h.request("/v1/sessions/agent:main:http:bg/events"));
-    const { json } = await h.chat({ message: [call("spawn", { task: "SLOW 150\nSAY the background answer", label: "bg" }), "SAY started it"].join("\n"), session: "bg" });
+    const { json } = await h.chat({
+      message: [call("spawn", { task: "SLOW 150\nSAY the background answer", label: "bg" }), "SAY started it"].join("\n"),
+      session: "bg",
+    });
     expect(json.reply).toBe("started it");
     const seen = await stream.until("subagent.end");
     expect(seen.map((e) => e.event)).toEqual(["subagent.start", "delivery", "subagent.end"]);

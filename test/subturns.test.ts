@@ -5,16 +5,7 @@ import { AbortedError } from "../src/errors.js";
 import { EventBus, type RuntimeEvents } from "../src/feature/events.js";
 import { MemoryHistoryStore } from "../src/session/history.js";
 import { Outbox } from "../src/runtime/outbox.js";
-import {
-  childSessionKey,
-  depth,
-  isSubagentKey,
-  isWithin,
-  parentKey,
-  parseSessionKey,
-  rootKey,
-  sessionKeyFor,
-} from "../src/session/key.js";
+import { childSessionKey, depth, isSubagentKey, isWithin, parentKey, parseSessionKey, rootKey, sessionKeyFor } from "../src/session/key.js";
 import { SessionLifecycle, SessionState } from "../src/session/state.js";
 import { StopSwitches } from "../src/runtime/stop-switches.js";
 import { Subturns } from "../src/tools/subagent/subturns.js";
@@ -98,16 +89,33 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
   return { subturns, state, history, ends, starts, events, lifecycle, request, behave: (fn: typeof behaviour) => (behaviour = fn) };
 }
 
-const untilAborted = (signal: AbortSignal) =>
-  new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+const untilAborted = (signal: AbortSignal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
 
 describe("a child's end", () => {
   it("done: one start, exactly one end, its state and history released", async () => {
     const { subturns, state, history, ends, starts, request } = setup();
     const result = await subturns.start(request()).done;
-    expect(result).toEqual({ id: "c1", childKey: "agent:main:http:s:subagent:c1", agentId: "main", label: "job", outcome: "done", reply: "ok", durationMs: 20 });
+    expect(result).toEqual({
+      id: "c1",
+      childKey: "agent:main:http:s:subagent:c1",
+      agentId: "main",
+      label: "job",
+      outcome: "done",
+      reply: "ok",
+      durationMs: 20,
+    });
     expect(starts).toEqual([{ agentId: "main", sessionKey: result.childKey, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job" }]);
-    expect(ends).toEqual([{ agentId: "main", sessionKey: result.childKey, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job", outcome: "done", durationMs: 10 }]);
+    expect(ends).toEqual([
+      {
+        agentId: "main",
+        sessionKey: result.childKey,
+        parentKey: "agent:main:http:s",
+        childKey: result.childKey,
+        label: "job",
+        outcome: "done",
+        durationMs: 10,
+      },
+    ]);
     expect(state.size).toBe(0);
     expect(history.get(result.childKey)).toEqual([]);
     expect(subturns.runningCount).toBe(0);

@@ -46,6 +46,7 @@ describe("todo through the gateway", () => {
   it("the model is shown the todo tool with its schema", async () => {
     const h = gateway();
     await h.chat({ message: "hi" });
+    // biome-ignore lint/suspicious/noExplicitAny: wire JSON
     const tools = model.server.requests.at(-1)!.body.tools as { function: { name: string; parameters: any } }[];
     const todo = tools.find((t) => t.function.name === "todo")!;
     expect(todo.function.parameters.required).toEqual(["action"]);

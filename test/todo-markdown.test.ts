@@ -32,7 +32,12 @@ describe("phases markdown: render", () => {
   });
 
   it("an empty phase beside others is its heading alone", () => {
-    expect(renderPhasesMarkdown([{ name: "A", tasks: [] }, { name: "B", tasks: [task("x")] }])).toBe("# A\n\n# B\n- [ ] x");
+    expect(
+      renderPhasesMarkdown([
+        { name: "A", tasks: [] },
+        { name: "B", tasks: [task("x")] },
+      ]),
+    ).toBe("# A\n\n# B\n- [ ] x");
   });
 });
 
@@ -187,7 +192,7 @@ describe("list markdown: render", () => {
 
 describe("list markdown: parse", () => {
   it("reads back what it renders, exactly", () => {
-    const items = [item("1", "  <b>Ship</b> & \"q\" \n 😀 ", "completed", "high"), item(" id ", "x <!-- y --> z", "canceled"), item("<!--", "-->")];
+    const items = [item("1", '  <b>Ship</b> & "q" \n 😀 ', "completed", "high"), item(" id ", "x <!-- y --> z", "canceled"), item("<!--", "-->")];
     expect(parsedList(renderListMarkdown(items))).toEqual(items);
   });
 

@@ -17,8 +17,17 @@ function gateway(todo: Record<string, unknown> = { enabled: true, style: "phases
 
 type Message = { role: string; content: string };
 const messagesOf = (r: RecordedRequest) => r.body.messages as Message[];
-const toolResults = (r: RecordedRequest) => messagesOf(r).filter((m) => m.role === "tool").map((m) => m.content);
-const INIT = call("todo", { op: "init", list: [{ phase: "Build", items: ["Write parser", "Add tests"] }, { phase: "Ship", items: ["Release"] }] });
+const toolResults = (r: RecordedRequest) =>
+  messagesOf(r)
+    .filter((m) => m.role === "tool")
+    .map((m) => m.content);
+const INIT = call("todo", {
+  op: "init",
+  list: [
+    { phase: "Build", items: ["Write parser", "Add tests"] },
+    { phase: "Ship", items: ["Release"] },
+  ],
+});
 
 describe("the phases style through the gateway", () => {
   it("the model gets the phases tool, ops change the plan, results stay silent", async () => {
@@ -65,7 +74,10 @@ describe("the phases style through the gateway", () => {
     const todo = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "todo");
     expect(Object.keys(todo.function.parameters.properties)).toEqual(["action", "todos"]);
     const agents = await jsonOf(await h.request("/v1/agents"));
-    expect(agents.agents.map((a: { tools: string[] }) => a.tools)).toEqual([["delegate", "spawn", "subagent", "todo"], ["delegate", "spawn", "subagent", "todo"]]);
+    expect(agents.agents.map((a: { tools: string[] }) => a.tools)).toEqual([
+      ["delegate", "spawn", "subagent", "todo"],
+      ["delegate", "spawn", "subagent", "todo"],
+    ]);
   });
 
   it("both styles share one capacity, and /clear empties either", async () => {
@@ -140,7 +152,13 @@ describe("/todo", () => {
   it("list style: /todo shows ids and priorities losslessly and /todo edit keeps them", async () => {
     const h = gateway({ enabled: true });
     await h.chat({
-      message: call("todo", { action: "write", todos: [{ id: "a", content: "First", priority: "high" }, { id: "b", content: "Second", status: "completed" }] }),
+      message: call("todo", {
+        action: "write",
+        todos: [
+          { id: "a", content: "First", priority: "high" },
+          { id: "b", content: "Second", status: "completed" },
+        ],
+      }),
       session: "list",
     });
     const shown = (await h.chat({ message: "/todo", session: "list" })).json.reply as string;

@@ -25,7 +25,13 @@ function setup(maxPlans = 256) {
   return { store, tool, run, updates, ctx };
 }
 
-const init = { op: "init", list: [{ phase: "Build", items: ["Design", "Test"] }, { phase: "Ship", items: ["Release"] }] };
+const init = {
+  op: "init",
+  list: [
+    { phase: "Build", items: ["Design", "Test"] },
+    { phase: "Ship", items: ["Release"] },
+  ],
+};
 
 describe("phases tool: results", () => {
   it("is named todo, off by default, and checks its own arguments", () => {
@@ -43,7 +49,13 @@ describe("phases tool: results", () => {
     expect(result.forLLM).toContain('- Design (in_progress, phase "Build")');
     expect(result.details).toEqual({
       phases: [
-        { name: "Build", tasks: [{ content: "Design", status: "in_progress" }, { content: "Test", status: "pending" }] },
+        {
+          name: "Build",
+          tasks: [
+            { content: "Design", status: "in_progress" },
+            { content: "Test", status: "pending" },
+          ],
+        },
         { name: "Ship", tasks: [{ content: "Release", status: "pending" }] },
       ],
       completedTasks: [],
@@ -86,7 +98,18 @@ describe("phases tool: results", () => {
   });
 
   it("teaches every op, exact task names, and atomic errors in its description", () => {
-    for (const idea of [/"op":"init"/, /"op":"start"/, /"op":"done"/, /"op":"drop"/, /"op":"rm"/, /"op":"append"/, /"op":"view"/, /exact text, not by ids/, /changes nothing/, /3 or more distinct steps/]) {
+    for (const idea of [
+      /"op":"init"/,
+      /"op":"start"/,
+      /"op":"done"/,
+      /"op":"drop"/,
+      /"op":"rm"/,
+      /"op":"append"/,
+      /"op":"view"/,
+      /exact text, not by ids/,
+      /changes nothing/,
+      /3 or more distinct steps/,
+    ]) {
       expect(PHASES_DESCRIPTION).toMatch(idea);
     }
   });
@@ -111,8 +134,16 @@ describe("phases tool: argument shape", () => {
     ["items with a number", { op: "append", phase: "A", items: ["a", 1] }, "Errors: items must be an array of strings"],
     ["items as one string", { op: "append", phase: "A", items: "a" }, "Errors: items must be an array of strings"],
     ["a list entry that is not an object", { op: "init", list: ["A"] }, 'Errors: list must be an array of {"phase", "items"} objects'],
-    ["a list entry with an unknown key", { op: "init", list: [{ phase: "A", items: ["a"], done: true }] }, 'Errors: list must be an array of {"phase", "items"} objects'],
-    ["every shape error at once", { op: "zap", task: 1, extra: 2 }, 'Errors: Unknown field "extra"; op must be one of init, start, done, drop, rm, append, view; task must be a string'],
+    [
+      "a list entry with an unknown key",
+      { op: "init", list: [{ phase: "A", items: ["a"], done: true }] },
+      'Errors: list must be an array of {"phase", "items"} objects',
+    ],
+    [
+      "every shape error at once",
+      { op: "zap", task: 1, extra: 2 },
+      'Errors: Unknown field "extra"; op must be one of init, start, done, drop, rm, append, view; task must be a string',
+    ],
   ])("%s", async (_name, args, message) => {
     const { run, store } = setup();
     await run(init);
@@ -126,7 +157,12 @@ describe("phases tool: argument shape", () => {
     await run(init);
     const result = await run({ op: "done", task: null, phase: "Build", items: null, list: null });
     expect(result.isError).toBe(false);
-    expect(result.details).toMatchObject({ completedTasks: [{ phase: "Build", content: "Design" }, { phase: "Build", content: "Test" }] });
+    expect(result.details).toMatchObject({
+      completedTasks: [
+        { phase: "Build", content: "Design" },
+        { phase: "Build", content: "Test" },
+      ],
+    });
   });
 
   it("needs an agent and a session from the pipeline", async () => {
@@ -139,7 +175,16 @@ describe("phases tool: argument shape", () => {
 describe("phases tool: atomic failure through a real PlanStore", () => {
   const failing: [string, unknown][] = [
     ["append with a duplicate among new tasks", { op: "append", phase: "Build", items: ["New", "Release"] }],
-    ["init with a duplicate phase", { op: "init", list: [{ phase: "A", items: ["x"] }, { phase: "A", items: ["y"] }] }],
+    [
+      "init with a duplicate phase",
+      {
+        op: "init",
+        list: [
+          { phase: "A", items: ["x"] },
+          { phase: "A", items: ["y"] },
+        ],
+      },
+    ],
     ["start of an unknown task", { op: "start", task: "task-2" }],
     ["done on an unknown phase", { op: "done", phase: "Nope" }],
     ["rm of a blank task", { op: "rm", task: " " }],
@@ -172,7 +217,15 @@ describe("phases tool: atomic failure through a real PlanStore", () => {
     const stored = store.read("main", KEY)!;
     expect(() => (stored[0]!.tasks as unknown as unknown[]).push({ content: "x" })).toThrow(TypeError);
     expect(() => ((result.details as { phases: { name: string }[] }).phases[0]!.name = "changed")).toThrow(TypeError);
-    expect(store.read("main", KEY)).toEqual([{ name: "Tasks", tasks: [{ content: "a", status: "in_progress" }, { content: "b", status: "pending" }] }]);
+    expect(store.read("main", KEY)).toEqual([
+      {
+        name: "Tasks",
+        tasks: [
+          { content: "a", status: "in_progress" },
+          { content: "b", status: "pending" },
+        ],
+      },
+    ]);
   });
 });
 
@@ -188,7 +241,13 @@ describe("phases tool: plan.updated", () => {
         sessionKey: KEY,
         style: "phases",
         phases: [
-          { name: "Build", tasks: [{ content: "Design", status: "completed" }, { content: "Test", status: "completed" }] },
+          {
+            name: "Build",
+            tasks: [
+              { content: "Design", status: "completed" },
+              { content: "Test", status: "completed" },
+            ],
+          },
           { name: "Ship", tasks: [{ content: "Release", status: "in_progress" }] },
         ],
         completedTasks: [

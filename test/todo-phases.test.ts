@@ -42,7 +42,13 @@ describe("phases: init", () => {
   });
 
   it("the list form creates phases in order", () => {
-    const result = ok([], { op: "init", list: [{ phase: "One", items: ["a", "b"] }, { phase: "Two", items: ["c"] }] });
+    const result = ok([], {
+      op: "init",
+      list: [
+        { phase: "One", items: ["a", "b"] },
+        { phase: "Two", items: ["c"] },
+      ],
+    });
     expect(result.plan).toEqual(plan({ One: ["i:a", "p:b"], Two: ["p:c"] }));
   });
 
@@ -66,9 +72,7 @@ describe("phases: init", () => {
   });
 
   it("list and items together are refused", () => {
-    expect(errors([], { op: "init", items: ["a"], list: [{ phase: "P", items: ["b"] }] })).toEqual([
-      "Use either list or items for init, not both",
-    ]);
+    expect(errors([], { op: "init", items: ["a"], list: [{ phase: "P", items: ["b"] }] })).toEqual(["Use either list or items for init, not both"]);
   });
 
   it("a repeated phase gives one Duplicate phase error, however often it repeats", () => {
@@ -77,9 +81,15 @@ describe("phases: init", () => {
   });
 
   it("phases compare after cleaning", () => {
-    expect(errors([], { op: "init", list: [{ phase: "A", items: ["x"] }, { phase: " A ", items: ["y"] }] })).toEqual([
-      'Duplicate phase "A" in init list',
-    ]);
+    expect(
+      errors([], {
+        op: "init",
+        list: [
+          { phase: "A", items: ["x"] },
+          { phase: " A ", items: ["y"] },
+        ],
+      }),
+    ).toEqual(['Duplicate phase "A" in init list']);
   });
 
   it("a task repeated within or across phases gives one Duplicate task error per content", () => {
@@ -164,9 +174,7 @@ describe("phases: task not found hints", () => {
   });
 
   it.each(["task-3", "3", "#3", "Task 12", "step_2", "t7", "TODO-1"])("%s looks like an id: tasks are named by content", (task) => {
-    expect(errors(sample(), { op: "done", task })).toEqual([
-      `Task "${task}" not found (tasks are named by their exact content, not by ids or numbers)`,
-    ]);
+    expect(errors(sample(), { op: "done", task })).toEqual([`Task "${task}" not found (tasks are named by their exact content, not by ids or numbers)`]);
   });
 
   it("an id-like name that exists is simply found", () => {
@@ -269,9 +277,7 @@ describe("phases: rm", () => {
   });
 
   it("task wins over phase; unknown targets are errors", () => {
-    expect(ok(sample(), { op: "rm", task: "Ship", phase: "Build" }).plan).toEqual(
-      plan({ Build: ["c:Design", "i:Write tests", "p:Refactor"], Release: [] }),
-    );
+    expect(ok(sample(), { op: "rm", task: "Ship", phase: "Build" }).plan).toEqual(plan({ Build: ["c:Design", "i:Write tests", "p:Refactor"], Release: [] }));
     expect(errors(sample(), { op: "rm", phase: "Nope" })).toEqual(['Phase "Nope" not found']);
     expect(errors(sample(), { op: "rm", task: "Nope" })).toEqual(['Task "Nope" not found']);
   });
@@ -342,7 +348,7 @@ describe("phases: view", () => {
     const result = ok(current, { op: "view" });
     expect(result.plan).toBe(current);
     expect(result.changed).toBe(false);
-    expect(result.text).toContain("- b (in_progress, phase \"P\")");
+    expect(result.text).toContain('- b (in_progress, phase "P")');
   });
 });
 

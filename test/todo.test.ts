@@ -25,8 +25,7 @@ function setup(maxPlans = 256) {
 }
 
 const item = (id: string, content = `do ${id}`, extra: Record<string, unknown> = {}) => ({ id, content, ...extra });
-const ok = (todos: TodoItem[], verb: "Retrieved" | "Updated") =>
-  JSON.stringify({ todos, total_count: todos.length, message: `${verb} ${todos.length} todos` });
+const ok = (todos: TodoItem[], verb: "Retrieved" | "Updated") => JSON.stringify({ todos, total_count: todos.length, message: `${verb} ${todos.length} todos` });
 const full = (id: string, content = `do ${id}`, status = "pending", priority = "medium") => ({ id, content, status, priority }) as TodoItem;
 
 describe("todo: results", () => {
@@ -37,7 +36,8 @@ describe("todo: results", () => {
       todos: [{ priority: "high", content: "Draft", id: "1" }, item("2", "Check", { status: "in_progress" })],
     });
     expect(result).toEqual({
-      forLLM: '{"todos":[{"id":"1","content":"Draft","status":"pending","priority":"high"},{"id":"2","content":"Check","status":"in_progress","priority":"medium"}],"total_count":2,"message":"Updated 2 todos"}',
+      forLLM:
+        '{"todos":[{"id":"1","content":"Draft","status":"pending","priority":"high"},{"id":"2","content":"Check","status":"in_progress","priority":"medium"}],"total_count":2,"message":"Updated 2 todos"}',
       silent: true,
       isError: false,
     });
@@ -57,7 +57,7 @@ describe("todo: results", () => {
 
   it("strings are stored verbatim (spaces, markup, emoji, odd unicode)", async () => {
     const { run } = setup();
-    const content = "  <b>Ship</b> & \"test\" \u2028 😀 \\n  ";
+    const content = '  <b>Ship</b> & "test" \u2028 😀 \\n  ';
     await run({ action: "write", todos: [item(" id with spaces ", content)] });
     const read = JSON.parse((await run({ action: "read" })).forLLM);
     expect(read.todos[0]).toEqual(full(" id with spaces ", content));
@@ -72,7 +72,16 @@ describe("todo: results", () => {
   });
 
   it("teaches the intended use in its description", () => {
-    for (const idea of [/3 or more distinct steps/, /read.*before resuming/i, /REPLACES the whole list/, /in_progress/, /only after checking/, /canceled/, /\[\]/, /memory/]) {
+    for (const idea of [
+      /3 or more distinct steps/,
+      /read.*before resuming/i,
+      /REPLACES the whole list/,
+      /in_progress/,
+      /only after checking/,
+      /canceled/,
+      /\[\]/,
+      /memory/,
+    ]) {
       expect(TODO_DESCRIPTION).toMatch(idea);
     }
   });
@@ -95,11 +104,25 @@ describe("todo: checks, in order, first failure wins", () => {
     ["a string element", { action: "write", todos: [item("1"), "two"] }, "todos must contain objects"],
     ["a null element", { action: "write", todos: [null] }, "todos must contain objects"],
     ["an array element", { action: "write", todos: [[]] }, "todos must contain objects"],
-    ["objects are checked before the count", { action: "write", todos: [...Array.from({ length: 101 }, (_, i) => item(`${i}`)), 5] }, "todos must contain objects"],
+    [
+      "objects are checked before the count",
+      { action: "write", todos: [...Array.from({ length: 101 }, (_, i) => item(`${i}`)), 5] },
+      "todos must contain objects",
+    ],
     ["101 items", { action: "write", todos: Array.from({ length: 101 }, (_, i) => item(`${i}`)) }, "cannot store more than 100 todos"],
     ["an unknown item key", { action: "write", todos: [item("1", "c", { done: true })] }, 'invalid todos: todos[0]: unknown field "done"'],
     ["a wrong JSON type", { action: "write", todos: [item("1"), { id: 2, content: "c" }] }, "invalid todos: todos[1].id: expected string, got number"],
-    ["shape errors come before item checks", { action: "write", todos: [{ id: "", content: "" }, { id: "x", content: "y", status: 1 }] }, "invalid todos: todos[1].status: expected string, got number"],
+    [
+      "shape errors come before item checks",
+      {
+        action: "write",
+        todos: [
+          { id: "", content: "" },
+          { id: "x", content: "y", status: 1 },
+        ],
+      },
+      "invalid todos: todos[1].status: expected string, got number",
+    ],
     ["a null field", { action: "write", todos: [item("1", "c", { priority: null })] }, "todo fields must not be null"],
     ["null before a bad id", { action: "write", todos: [{ id: "", content: null }] }, "todo fields must not be null"],
     ["a missing id", { action: "write", todos: [{ content: "c" }] }, "todo id must contain 1-128 bytes of nonblank text"],
@@ -110,7 +133,11 @@ describe("todo: checks, in order, first failure wins", () => {
     ["a missing content", { action: "write", todos: [{ id: "1" }] }, "todo content must contain 1-1024 bytes of nonblank text"],
     ["a blank content", { action: "write", todos: [item("1", "\u2003 ")] }, "todo content must contain 1-1024 bytes of nonblank text"],
     ["a repeated id", { action: "write", todos: [item("1"), item("2"), item("1")] }, "todo IDs must be unique"],
-    ["an id check before a duplicate later", { action: "write", todos: [item("1"), item("1", " ")] }, "todo content must contain 1-1024 bytes of nonblank text"],
+    [
+      "an id check before a duplicate later",
+      { action: "write", todos: [item("1"), item("1", " ")] },
+      "todo content must contain 1-1024 bytes of nonblank text",
+    ],
     ["a bad status", { action: "write", todos: [item("1", "c", { status: "done" })] }, "invalid todo status"],
     ["an empty status", { action: "write", todos: [item("1", "c", { status: "" })] }, "invalid todo status"],
     ["British cancelled", { action: "write", todos: [item("1", "c", { status: "cancelled" })] }, "invalid todo status"],
@@ -231,11 +258,9 @@ describe("todo: isolation and copies", () => {
   });
 });
 
-const write = (run: ReturnType<typeof setup>["run"], key: string, todos: unknown[] = [item("1")]) =>
-    run({ action: "write", todos }, "main", key);
+const write = (run: ReturnType<typeof setup>["run"], key: string, todos: unknown[] = [item("1")]) => run({ action: "write", todos }, "main", key);
 
 describe("todo: capacity", () => {
-
   it("256 plans fit; the 257th new plan is refused and evicts nothing", async () => {
     const { run, store } = setup();
     for (let i = 0; i < 256; i++) expect((await write(run, `k${i}`)).isError).toBe(false);
@@ -282,9 +307,7 @@ describe("todo: capacity", () => {
 describe("todo: concurrency", () => {
   it("concurrent writes on one key: last writer wins, nothing partial", async () => {
     const { run, store } = setup();
-    const writes = Array.from({ length: 50 }, (_, n) =>
-      run({ action: "write", todos: Array.from({ length: 10 }, (_, i) => item(`${i}`, `write ${n}`)) }),
-    );
+    const writes = Array.from({ length: 50 }, (_, n) => run({ action: "write", todos: Array.from({ length: 10 }, (_, i) => item(`${i}`, `write ${n}`)) }));
     const results = await Promise.all(writes);
     expect(results.every((r) => !r.isError)).toBe(true);
     const plan = store.read("main", "agent:main:http:s")!;

@@ -152,7 +152,11 @@ describe("tool set", () => {
         }),
     });
     const result = await new ToolSet([slow]).execute(call("slow", "{}"), context().ctx);
-    expect(result).toEqual({ forLLM: 'tool "slow" did not finish within 20 ms (tools.slow.timeout_ms); try again or do without it', silent: false, isError: true });
+    expect(result).toEqual({
+      forLLM: 'tool "slow" did not finish within 20 ms (tools.slow.timeout_ms); try again or do without it',
+      silent: false,
+      isError: true,
+    });
     expect(sawAbort).toBe(true);
   });
 
@@ -209,8 +213,6 @@ describe("result helpers", () => {
 describe("tool registry", () => {
   it("refuses two tools with one name and names that models cannot call", () => {
     expect(() => new ToolRegistry([echoTool, echoTool])).toThrow('two tools are named "echo"');
-    expect(() => defineTool({ name: "bad name", description: "", parameters: z.object({}), execute: () => toolResult.text("") })).toThrow(
-      /must match/,
-    );
+    expect(() => defineTool({ name: "bad name", description: "", parameters: z.object({}), execute: () => toolResult.text("") })).toThrow(/must match/);
   });
 });

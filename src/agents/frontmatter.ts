@@ -58,7 +58,13 @@ export function parseAgentFile(text: string, extra: FrontmatterKeys = {}): Parse
     if (/^\uFEFF?---[ \t]*$/.test(text)) {
       return { frontmatter: null, hasFrontmatter: true, body: "", problems: ["frontmatter is not closed by a --- line"], notes: [] };
     }
-    return { frontmatter: { tools: undefined, allow_agents: undefined, settings: {} }, hasFrontmatter: false, body: text.replace(/^\uFEFF/, "").trim(), problems: [], notes: [] };
+    return {
+      frontmatter: { tools: undefined, allow_agents: undefined, settings: {} },
+      hasFrontmatter: false,
+      body: text.replace(/^\uFEFF/, "").trim(),
+      problems: [],
+      notes: [],
+    };
   }
   const rest = text.slice(open[0].length);
   const close = CLOSE.exec(rest);

@@ -128,9 +128,7 @@ export function usableModelEntry(loaded: Pick<LoadedConfig, "config" | "unresolv
   }
   const missing = loaded.unresolved.get(modelName);
   if (missing && missing.length > 0) {
-    throw new ConfigError(
-      missing.map((m) => `${m.path}: environment variable ${m.variable} is not set (model "${modelName}" needs it)`),
-    );
+    throw new ConfigError(missing.map((m) => `${m.path}: environment variable ${m.variable} is not set (model "${modelName}" needs it)`));
   }
   return entry;
 }

@@ -30,9 +30,7 @@ export const agentsSchema = z
       .strictObject({
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
-        max_history_messages: int(10, 100_000)
-          .default(500)
-          .describe("Messages a session keeps; older exchanges are dropped first."),
+        max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),
         subturn: subturnSchema,
       })
       .prefault({}),
@@ -57,15 +55,11 @@ export const modelEntrySchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
   extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
-  stream: z
-    .boolean()
-    .optional()
-    .describe("Ask the server to stream its answer (default true); false for a server whose streaming is broken."),
+  stream: z.boolean().optional().describe("Ask the server to stream its answer (default true); false for a server whose streaming is broken."),
   fallbacks: z.array(z.string()).optional().describe("model_names tried in order when this one fails."),
 });
 
-const toolGate = (enabled: boolean) =>
-  z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});
+const toolGate = (enabled: boolean) => z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});
 
 /** The section of a tool the gateway does not ship (a plugin's, an MCP server's): `tools.<name>`. */
 export const pluginToolSchema = z.strictObject({
@@ -104,15 +98,10 @@ export const TOOLS_RESERVED = ["plugins", "mcp"] as const;
 /** Tools the gateway ships have their sections here; any other `tools.<name>` is a plugin's or an MCP tool's. */
 export const toolsSchema = z
   .strictObject({
-    plugins: z
-      .array(z.string().min(1))
-      .default([])
-      .describe("Tool modules to load: paths (relative to the config file) or package names."),
+    plugins: z.array(z.string().min(1)).default([]).describe("Tool modules to load: paths (relative to the config file) or package names."),
     mcp: z
       .strictObject({
-        servers: z
-          .record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema)
-          .default({}),
+        servers: z.record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema).default({}),
       })
       .prefault({}),
     todo: z
@@ -166,7 +155,11 @@ export const configSchema = z
         const name = entry.model_name;
         if (typeof name !== "string") return;
         if (names.has(name)) {
-          ctx.addIssue({ code: "custom", path: ["model_list", i, "model_name"], message: `duplicate model_name "${name}" (also model_list[${names.get(name)}])` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["model_list", i, "model_name"],
+            message: `duplicate model_name "${name}" (also model_list[${names.get(name)}])`,
+          });
         } else names.set(name, i);
       });
       entries.forEach((entry, i) => {

@@ -22,10 +22,7 @@ export interface AppOptions {
 
 const chatBody = z.object({
   message: z.string(),
-  session: z
-    .string()
-    .regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -")
-    .optional(),
+  session: z.string().regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -").optional(),
   agent: z.string().min(1).optional(),
 });
 

@@ -19,10 +19,7 @@ export function bearerAuth(token: string): MiddlewareHandler {
     const match = /^Bearer[ \t]+(.+)$/i.exec(header.trim());
     if (!match || !safeEqual(match[1]!.trim(), token)) {
       c.header("www-authenticate", 'Bearer realm="picoclaw"');
-      return c.json(
-        { error: { code: "unauthorized", message: match ? "wrong bearer token" : "missing Authorization: Bearer <token>" } },
-        401,
-      );
+      return c.json({ error: { code: "unauthorized", message: match ? "wrong bearer token" : "missing Authorization: Bearer <token>" } }, 401);
     }
     return next();
   };

@@ -16,11 +16,7 @@ export function isEventStream(response: Response): boolean {
 }
 
 /** Feeds decoded text to `onText` until the body ends or `onText` returns true (stop). */
-async function readDecoded(
-  body: ReadableStream<Uint8Array> | null,
-  activity: Activity,
-  onText: (text: string) => boolean | void,
-): Promise<void> {
+async function readDecoded(body: ReadableStream<Uint8Array> | null, activity: Activity, onText: (text: string) => boolean | undefined): Promise<void> {
   if (!body) return;
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8");
@@ -49,6 +45,7 @@ export async function readText(body: ReadableStream<Uint8Array> | null, activity
   const parts: string[] = [];
   await readDecoded(body, activity, (text) => {
     parts.push(text);
+    return false;
   });
   return parts.join("");
 }
@@ -61,7 +58,7 @@ export async function readText(body: ReadableStream<Uint8Array> | null, activity
 export async function readEvents(
   body: ReadableStream<Uint8Array> | null,
   activity: Activity,
-  onEvent: (event: EventSourceMessage) => boolean | void,
+  onEvent: (event: EventSourceMessage) => boolean | undefined,
 ): Promise<void> {
   let stop = false;
   const parser = createParser({

@@ -15,9 +15,9 @@ export class BuiltinModel implements ModelProvider {
     request.signal.throwIfAborted();
     const response = this.answer(request);
     if (response.text) onDelta?.({ type: "text", text: response.text });
-    response.toolCalls.forEach((call, index) =>
-      onDelta?.({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }),
-    );
+    response.toolCalls.forEach((call, index) => {
+      onDelta?.({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments });
+    });
     return response;
   }
 
@@ -33,7 +33,13 @@ export class BuiltinModel implements ModelProvider {
     const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : "";
     if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
-    if (!script) return this.reply(echo(withoutNotes(text), request.tools.map((t) => t.name)));
+    if (!script)
+      return this.reply(
+        echo(
+          withoutNotes(text),
+          request.tools.map((t) => t.name),
+        ),
+      );
 
     const results = messages.slice(lastUser + 1).filter((m) => m.role === "tool");
     const next = script[results.length];
@@ -113,15 +119,13 @@ function example(tools: string[]): string {
 }
 
 function echo(text: string, tools: string[]): string {
-  const toolLine = tools.length
-    ? `Tools this agent can use: ${tools.join(", ")}.`
-    : "This agent has no tools enabled.";
+  const toolLine = tools.length ? `Tools this agent can use: ${tools.join(", ")}.` : "This agent has no tools enabled.";
   return [
     `You said: ${text}`,
     "",
     "I am PicoClaw's built-in offline model: I echo messages and run tool calls you script.",
     `To try a tool, send lines like: ${example(tools)}`,
     toolLine,
-    "To talk to a real model, add an entry to model_list in picoclaw.config.json and set agents.defaults.model_name (README: \"Connecting a model\").",
+    'To talk to a real model, add an entry to model_list in picoclaw.config.json and set agents.defaults.model_name (README: "Connecting a model").',
   ].join("\n");
 }

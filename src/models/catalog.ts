@@ -59,7 +59,10 @@ export class ModelCatalog {
       const entry = this.loaded.config.model_list.find((m) => m.model_name === modelName);
       const fallbacks = [...new Set(entry?.fallbacks ?? [])].filter((name) => name !== modelName);
       provider = fallbacks.length
-        ? new FallbackProvider(own, fallbacks.map((name) => ({ name, provider: () => this.provider(name) })))
+        ? new FallbackProvider(
+            own,
+            fallbacks.map((name) => ({ name, provider: () => this.provider(name) })),
+          )
         : own;
       this.served.set(modelName, provider);
     }

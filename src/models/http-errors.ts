@@ -106,10 +106,7 @@ export function transportError(error: unknown, ctx: TransportContext): Error {
   }
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = typeof cause?.code === "string" ? cause.code : undefined;
-  const detail = scrub(
-    [code, typeof cause?.message === "string" ? cause.message : undefined].filter(Boolean).join(" ") || messageOf(error),
-    ctx.secrets,
-  );
+  const detail = scrub([code, typeof cause?.message === "string" ? cause.message : undefined].filter(Boolean).join(" ") || messageOf(error), ctx.secrets);
   const origin = originOf(ctx.url);
   let what: string;
   if ((error as { message?: unknown } | null)?.message === "terminated") {
@@ -142,8 +139,7 @@ export function reportedError(
   const info = typeof error === "string" ? { message: error } : error;
   const message = typeof info.message === "string" && info.message ? info.message : JSON.stringify(error);
   const status = [info.status, info.code].map(Number).find((n) => Number.isInteger(n) && n >= 400 && n <= 599);
-  const errorClass: ModelErrorClass =
-    status !== undefined ? classOfStatus(status) : (classOfErrorType(String(info.type ?? info.code ?? "")) ?? "server");
+  const errorClass: ModelErrorClass = status !== undefined ? classOfStatus(status) : (classOfErrorType(String(info.type ?? info.code ?? "")) ?? "server");
   const label = typeof info.type === "string" ? `${info.type}: ` : "";
   return new ModelError(errorClass, modelName, `the server reported an error: ${label}${scrub(message, secrets)}`, {
     ...(status === undefined ? {} : { providerStatus: status }),

@@ -16,9 +16,7 @@ import { parseJsonText, parseWire } from "./wire-json.js";
 const text = z.string().nullish();
 
 /** `content` is a string, or (Mistral and some proxies) a list of typed parts. */
-const content = z
-  .union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.string().nullish() }))])
-  .nullish();
+const content = z.union([z.string(), z.array(z.looseObject({ type: z.string().nullish(), text: z.string().nullish() }))]).nullish();
 
 const toolCallPart = z.looseObject({
   index: z.number().nullish(),
@@ -47,9 +45,7 @@ const errorField = z.union([
 const usage = z.looseObject({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() });
 
 const chunkSchema = z.looseObject({
-  choices: z
-    .array(z.looseObject({ index: z.number().nullish(), delta: messagePart.nullish(), finish_reason: text }))
-    .nullish(),
+  choices: z.array(z.looseObject({ index: z.number().nullish(), delta: messagePart.nullish(), finish_reason: text })).nullish(),
   usage: usage.nullish(),
   error: errorField.nullish(),
 });

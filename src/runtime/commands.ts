@@ -27,7 +27,13 @@ export class CommandRegistry {
     if (!found) return null;
     const command = this.commands.get(found[1]!.toLowerCase());
     if (!command) return null;
-    return { command, args: trimmed.slice(found[0].length).replace(/^[ \t]+/, "").replace(/^\r?\n/, "") };
+    return {
+      command,
+      args: trimmed
+        .slice(found[0].length)
+        .replace(/^[ \t]+/, "")
+        .replace(/^\r?\n/, ""),
+    };
   }
 
   list(): Command[] {
@@ -42,10 +48,7 @@ export function helpCommand(registry: CommandRegistry): Command {
     usage: "/help",
     description: "list the commands",
     locked: false,
-    run: () =>
-      ["Commands (answered by the gateway, never sent to the model):", ...registry.list().map((c) => `${c.usage} — ${c.description}`)].join(
-        "\n",
-      ),
+    run: () => ["Commands (answered by the gateway, never sent to the model):", ...registry.list().map((c) => `${c.usage} — ${c.description}`)].join("\n"),
   };
 }
 

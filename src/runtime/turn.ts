@@ -34,7 +34,7 @@ export const CUT_OFF_NOTE = "[The answer was cut off: the model reached its outp
 export function limitReply(max: number): string {
   return (
     `I stopped because this turn reached the limit of ${max} tool iteration${max === 1 ? "" : "s"} ` +
-    "(agents.defaults.max_tool_iterations) before the work was finished. Say \"continue\" and I will pick it up from here."
+    '(agents.defaults.max_tool_iterations) before the work was finished. Say "continue" and I will pick it up from here.'
   );
 }
 

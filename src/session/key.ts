@@ -69,7 +69,6 @@ export function rootKey(key: string): string {
   return parsed ? sessionKeyFor(parsed.agentId, parsed.channel, parsed.chatId) : key;
 }
 
-
 /** Whether `key` is `ancestor` itself or a subagent somewhere below it. */
 export function isWithin(key: string, ancestor: string): boolean {
   return key === ancestor || key.startsWith(`${ancestor}:subagent:`);

@@ -1,6 +1,6 @@
 import { TOOL_NAME, type Tool } from "./tool.js";
 
-// biome-ignore lint: a registry holds tools of every argument type
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
 export type AnyTool = Tool<any>;
 
 /** Every tool the gateway knows, by name. Names are unique. */

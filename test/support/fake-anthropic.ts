@@ -32,10 +32,7 @@ export function messageStart(inputTokens = 12): AnthropicEvent {
 }
 
 export function messageEnd(stopReason: string, outputTokens = 7): AnthropicEvent[] {
-  return [
-    { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } },
-    { type: "message_stop" },
-  ];
+  return [{ type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }, { type: "message_stop" }];
 }
 
 export function textBlock(index: number, ...parts: string[]): AnthropicEvent[] {

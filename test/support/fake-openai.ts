@@ -11,7 +11,7 @@ export interface RecordedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
-  // biome-ignore lint: wire JSON is untyped by nature
+  // biome-ignore lint/suspicious/noExplicitAny: wire JSON is untyped by nature
   body: any;
   /** Settles when the connection of this request closes; `complete` is false when the client went away first. */
   closed: Promise<{ complete: boolean }>;
@@ -223,9 +223,9 @@ export function splitBytes(text: string, ...offsets: number[]): Uint8Array[] {
 }
 
 /** The messages of the last request that ended in a tool message, for a tool result lookup. */
-// biome-ignore lint: wire JSON
+// biome-ignore lint/suspicious/noExplicitAny: wire JSON
 export function lastToolMessages(request: RecordedRequest): any[] {
-  // biome-ignore lint: wire JSON
+  // biome-ignore lint/suspicious/noExplicitAny: wire JSON
   const messages: any[] = request.body?.messages ?? [];
   const out = [];
   for (let i = messages.length - 1; i >= 0 && messages[i].role === "tool"; i--) out.unshift(messages[i]);

@@ -41,7 +41,11 @@ export function modelEntry(provider: "openai" | "anthropic", apiBase: string, ex
   };
 }
 
-export function ask(messages: ChatMessage[] = [{ role: "user", content: "hi" }], tools: ToolSpec[] = [], signal: AbortSignal = new AbortController().signal): ModelRequest {
+export function ask(
+  messages: ChatMessage[] = [{ role: "user", content: "hi" }],
+  tools: ToolSpec[] = [],
+  signal: AbortSignal = new AbortController().signal,
+): ModelRequest {
   return { messages, tools, signal };
 }
 

@@ -73,7 +73,7 @@ export interface Harness {
   /** `app.request` on the gateway app. */
   request(path: string, init?: RequestInit): Promise<Response>;
   /** POST /v1/chat with a JSON body; returns status and parsed JSON. */
-  // biome-ignore lint: response JSON
+  // biome-ignore lint/suspicious/noExplicitAny: response JSON
   chat(body: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
 }
 
@@ -137,5 +137,5 @@ export function openaiConfig(url: string, extra: Record<string, unknown> = {}): 
 }
 
 /** A response's JSON body, untyped (tests assert on its shape). */
-// biome-ignore lint: response JSON
+// biome-ignore lint/suspicious/noExplicitAny: response JSON
 export const jsonOf = (res: Response): Promise<any> => res.json();

@@ -2,7 +2,7 @@ import { createParser } from "eventsource-parser";
 
 export interface SseEvent {
   event: string;
-  // biome-ignore lint: event JSON
+  // biome-ignore lint/suspicious/noExplicitAny: event JSON
   data: any;
 }
 

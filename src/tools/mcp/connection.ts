@@ -41,11 +41,7 @@ interface Session {
   lastAt?: number;
 }
 
-type State =
-  | { kind: "starting" }
-  | { kind: "up"; session: Session; since: number }
-  | { kind: "down"; reason: string }
-  | { kind: "closed" };
+type State = { kind: "starting" } | { kind: "up"; session: Session; since: number } | { kind: "down"; reason: string } | { kind: "closed" };
 
 export type ServerStatus = { state: "starting" | "up" | "closed" } | { state: "restarting"; reason: string };
 

@@ -44,8 +44,7 @@ function dialectOf(uri: string): Dialect | undefined {
   return undefined;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
 export function checkInputSchema(raw: unknown): CheckedSchema {
   if (!isRecord(raw)) return { ok: false, problem: "its inputSchema is not a JSON object" };

@@ -31,10 +31,11 @@ function conditional(target: Exports): string | null {
     return null;
   }
   if (target && typeof target === "object") {
-    for (const [key, value] of Object.entries(target)) if (CONDITIONS.has(key)) {
-      const found = conditional(value);
-      if (found) return found;
-    }
+    for (const [key, value] of Object.entries(target))
+      if (CONDITIONS.has(key)) {
+        const found = conditional(value);
+        if (found) return found;
+      }
   }
   return null;
 }

@@ -39,7 +39,12 @@ export function subagentFeature(): SubagentFeature {
           announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
           track: (work) => host.track(work),
         }),
-        commands: [subagentsCommand((sessionKey) => children.below(sessionKey), () => host.clock.now())],
+        commands: [
+          subagentsCommand(
+            (sessionKey) => children.below(sessionKey),
+            () => host.clock.now(),
+          ),
+        ],
       };
     },
   };

@@ -111,7 +111,10 @@ export class Subturns {
       };
     } catch (error) {
       // A slot that arrives after we stopped waiting goes straight back.
-      void acquired.then(([, release]) => release(), () => {});
+      void acquired.then(
+        ([, release]) => release(),
+        () => {},
+      );
       forget();
       if (error === E_TIMEOUT) return null;
       throw error;

@@ -1,5 +1,5 @@
 import type { TODO_STYLES } from "../../config/schema.js";
-import { type ListPlanAccess, type TodoPlan } from "./list/tool.js";
+import type { ListPlanAccess, TodoPlan } from "./list/tool.js";
 import type { TodoStatus } from "./list/validate.js";
 import type { TaskStatus } from "./markdown.js";
 import type { PhasePlan } from "./phases/plan.js";

@@ -17,6 +17,7 @@ const encoder = new TextEncoder();
 /** UTF-8 byte length without allocating for pure-ASCII strings. */
 export function utf8Length(text: string): number {
   // A UTF-16 unit is at least one byte; only a non-ASCII unit can add more.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, control characters included, is one byte each
   if (/^[\x00-\x7f]*$/.test(text)) return text.length;
   return encoder.encode(text).length;
 }

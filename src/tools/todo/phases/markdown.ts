@@ -37,9 +37,7 @@ export const IMPLICIT_PHASE = "Todos";
 /** The plan as Markdown (`# Todos` when it has no task). */
 export function renderPhasesMarkdown(phases: PhasePlan): string {
   if (taskCount(phases) === 0) return `# ${IMPLICIT_PHASE}`;
-  return phases
-    .map((phase) => [`# ${phase.name}`, ...phase.tasks.map((task) => `- ${STATUS_MARKERS[task.status]} ${task.content}`)].join("\n"))
-    .join("\n\n");
+  return phases.map((phase) => [`# ${phase.name}`, ...phase.tasks.map((task) => `- ${STATUS_MARKERS[task.status]} ${task.content}`)].join("\n")).join("\n\n");
 }
 
 /** Reads a plan back from Markdown; `errors` lists every bad line as `Line N: ...`. */

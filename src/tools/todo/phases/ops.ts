@@ -87,13 +87,16 @@ function findTarget(plan: PhasePlan, input: PhaseOpInput): Lookup<Target> {
   return { found: { kind: "all" } };
 }
 
-const hits = (target: Target, p: number, t: number): boolean =>
-  target.kind === "all" || (target.phase === p && (target.kind === "phase" || target.task === t));
+const hits = (target: Target, p: number, t: number): boolean => target.kind === "all" || (target.phase === p && (target.kind === "phase" || target.task === t));
 
 type Change = { plan: PhasePlan } | { errors: string[] };
 
 /** Checks a batch of new task contents: cleaned, non-blank, within limits, not already present. */
-function checkNewTasks(raw: readonly string[], existing: ReadonlySet<string>, duplicate: (content: string) => string): { contents: string[]; errors: string[] } {
+function checkNewTasks(
+  raw: readonly string[],
+  existing: ReadonlySet<string>,
+  duplicate: (content: string) => string,
+): { contents: string[]; errors: string[] } {
   const contents: string[] = [];
   const errors = new Set<string>();
   const seen = new Set(existing);
@@ -116,10 +119,7 @@ function checkPhaseName(raw: string | undefined, missing: string): { name: strin
 }
 
 function checkSize(plan: PhasePlan): string[] {
-  return [
-    ...(taskCount(plan) > MAX_TASKS ? [PHASE_ERRORS.tooManyTasks] : []),
-    ...(plan.length > MAX_PHASES ? [PHASE_ERRORS.tooManyPhases] : []),
-  ];
+  return [...(taskCount(plan) > MAX_TASKS ? [PHASE_ERRORS.tooManyTasks] : []), ...(plan.length > MAX_PHASES ? [PHASE_ERRORS.tooManyPhases] : [])];
 }
 
 function init(input: PhaseOpInput): Change {

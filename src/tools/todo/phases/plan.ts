@@ -17,7 +17,6 @@
 import type { TaskStatus } from "../markdown.js";
 import { MAX_CONTENT_BYTES, MAX_TODOS } from "../text.js";
 
-
 export interface Task {
   readonly content: string;
   readonly status: TaskStatus;
@@ -112,4 +111,3 @@ export function normalisePhases(plan: PhasePlan): PhasePlan {
     }),
   }));
 }
-

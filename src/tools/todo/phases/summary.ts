@@ -34,9 +34,7 @@ function currentPhase(plan: PhasePlan): Phase | undefined {
 
 /** The remaining tasks, the current phase's progress and the plan as a tree. */
 export function describePlan(plan: PhasePlan): string {
-  const remaining = plan.flatMap((phase) =>
-    phase.tasks.filter(isOpen).map((task) => `- ${task.content} (${task.status}, phase "${phase.name}")`),
-  );
+  const remaining = plan.flatMap((phase) => phase.tasks.filter(isOpen).map((task) => `- ${task.content} (${task.status}, phase "${phase.name}")`));
   const current = currentPhase(plan);
   const lines = [
     remaining.length ? "Remaining tasks:" : "Remaining tasks: none",
