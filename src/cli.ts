@@ -4,7 +4,7 @@ import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { maskSecrets } from "./config/mask.js";
 import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { type RunningGateway, startGateway } from "./gateway/server.js";
-import { BUILT_IN } from "./runtime/tool-catalog.js";
+import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger } from "./log.js";
@@ -185,7 +185,7 @@ function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number
         runtime.summaries().map((a) => [a.id, a.model, a.tools.join(",") || "-", a.name]),
       ),
     );
-    const plugged = runtime.toolOverview().filter((tool) => tool.origin !== BUILT_IN);
+    const plugged = runtime.toolOverview().filter((tool) => tool.origin !== BUILT_IN_ORIGIN);
     if (plugged.length > 0) {
       io.stdout("");
       io.stdout(

@@ -1,3 +1,5 @@
+import { setMaxListeners } from "node:events";
+
 /**
  * One signal that aborts when any of its sources does, and lets go of them
  * when disposed. (Node 20's AbortSignal.any keeps an entry on every source
@@ -13,6 +15,9 @@ export interface JoinedSignal {
 export function joinSignals(sources: readonly (AbortSignal | undefined)[]): JoinedSignal {
   const present = sources.filter((s): s is AbortSignal => s !== undefined);
   const controller = new AbortController();
+  // A turn's signal is shared by every call the model asks for at once (a fan-out of ten
+  // subagents is normal); each call removes its listener when it ends, so no cap is needed.
+  setMaxListeners(0, controller.signal);
   const aborted = present.find((s) => s.aborted);
   if (aborted) {
     controller.abort(aborted.reason);

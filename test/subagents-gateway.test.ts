@@ -70,6 +70,7 @@ describe("subagent", () => {
     expect(ends[0]!.childKey).toMatch(/^agent:main:http:plans:subagent:[A-Za-z0-9_-]+$/);
     expect(h.plans.size).toBe(1);
     expect(h.runtime.historyOf(ends[0]!.childKey)).toEqual([]);
+    expect(h.logger.lines).toContainEqual({ level: "info", message: "subagent" });
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
   });
 

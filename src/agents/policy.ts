@@ -107,7 +107,7 @@ export class ToolPolicy {
     return warnings;
   }
 
-  /** A warning for each allowlisted name that is not a known tool (not an error: CONTRACT §3). */
+  /** A warning for each allowlisted name that is not a known tool (not an error, by design). */
   allowlistWarnings(agents: Iterable<AgentDefinition>): string[] {
     const warnings: string[] = [];
     for (const agent of agents) {

@@ -2,7 +2,7 @@ import { formatPath } from "../validation.js";
 import { BUILTIN_TOOL_NAMES, TOOLS_RESERVED } from "./schema.js";
 
 /**
- * The environment overrides of CONTRACT §2, applied to the raw config after
+ * The environment overrides (README, "Environment overrides"), applied to the raw config after
  * the file and before validation. Each bad value is reported naming the
  * variable; a variable that is not set changes nothing.
  */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * The shape of `picoclaw.config.json` (CONTRACT §2). Every object is strict:
+ * The shape of `picoclaw.config.json` (README, "Configuration"). Every object is strict:
  * an unknown key is an error that names its JSON path. Defaults live here and
  * nowhere else; `config/picoclaw.schema.json` is generated from this file.
  */

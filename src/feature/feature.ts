@@ -31,9 +31,12 @@ export interface Feature {
   setup(host: FeatureHost): FeatureParts;
 }
 
+/** The origin the gateway's own features give their tools. */
+export const BUILT_IN_ORIGIN = "the built-in tools";
+
 export interface FeatureParts {
   tools?: readonly AnyTool[];
-  /** Where its tools come from, shown by `picoclaw agents` (default: built in). */
+  /** Where its tools come from, shown by `picoclaw agents` and in clash errors (default: `feature "<name>"`). */
   origin?: (toolName: string) => string;
   /** The form of one of its tools a given agent gets (the todo tool's style); the tool itself otherwise. */
   toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool;

@@ -27,7 +27,7 @@ const chatBody = z.object({
 });
 
 /**
- * The HTTP face of the runtime (CONTRACT §4). Nothing below this file knows
+ * The HTTP face of the runtime (README, "HTTP API"). Nothing below the gateway knows
  * about hono; every error leaves as `{"error":{"code","message"}}`.
  */
 export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {

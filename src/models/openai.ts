@@ -18,7 +18,7 @@ export class OpenAIProvider extends HttpModelProvider {
     super(entry, opts, { defaultBase: OPENAI_DEFAULT_BASE, path: "/chat/completions" });
   }
 
-  /** The request exactly as it goes on the wire (CONTRACT §5). */
+  /** The request exactly as it goes on the wire (OpenAI chat completions). */
   wire(request: ModelRequest): WireRequest {
     const headers = this.baseHeaders();
     if (this.entry.api_key) headers.authorization = `Bearer ${this.entry.api_key}`;

@@ -21,7 +21,7 @@ import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./comma
 import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscriber } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
-import { BUILT_IN, ToolCatalog } from "./tool-catalog.js";
+import { ToolCatalog } from "./tool-catalog.js";
 import { runTurn } from "./turn.js";
 
 /** Where providers come from (the model catalog, or a fake in tests). */
@@ -137,7 +137,7 @@ export class Runtime {
     const host = this.host();
     for (const feature of opts.features ?? []) {
       const parts = feature.setup(host);
-      this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => BUILT_IN), parts.toolFor?.bind(parts));
+      this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
       for (const command of parts.commands ?? []) this.commands.add(command);
       for (const owner of parts.sessionState ?? []) this.lifecycle.register(owner);
       this.featureRoutes.push(...(parts.routes ?? []));

@@ -4,9 +4,6 @@ import { type AnyTool, ToolRegistry } from "../tools/registry.js";
 
 type Form = (tool: AnyTool, agent: AgentDefinition) => AnyTool;
 
-/** The origin of the tools the gateway ships. */
-export const BUILT_IN = "built in";
-
 /**
  * Every tool the features contributed: the registry (unique names), where
  * each came from, and the feature hook that picks the form of a tool a

@@ -8,6 +8,7 @@ import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
+import type { Feature } from "../../src/feature/feature.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 import type { SharedPlanStore } from "../../src/tools/todo/plans.js";
 
@@ -80,6 +81,8 @@ export interface Harness {
 export interface HarnessOptions extends ProjectFiles {
   env?: Record<string, string>;
   tools?: AnyTool[];
+  /** Features of the embedding program, set up after the built-in ones. */
+  features?: Feature[];
   token?: string;
   /** Model transport options (e.g. an instant `sleep` so retries do not wait). */
   models?: ModelCatalogOptions;
@@ -101,7 +104,7 @@ function setUp(opts: HarnessOptions) {
   const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
-  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}) } };
+  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], features: opts.features ?? [], ...(opts.models ? { models: opts.models } : {}) } };
 }
 
 function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {

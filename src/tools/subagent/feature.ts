@@ -1,4 +1,4 @@
-import type { Feature, FeatureHost, FeatureParts } from "../../feature/feature.js";
+import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } from "../../feature/feature.js";
 import { answerInBackground } from "./background.js";
 import { subagentsCommand } from "./command.js";
 import "./events.js";
@@ -39,6 +39,7 @@ export function subagentFeature(): SubagentFeature {
           announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
           track: (work) => host.track(work),
         }),
+        origin: () => BUILT_IN_ORIGIN,
         commands: [
           subagentsCommand(
             (sessionKey) => children.below(sessionKey),

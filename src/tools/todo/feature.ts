@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
 import { TODO_STYLES } from "../../config/schema.js";
-import type { Feature, FeatureHost, FeatureParts } from "../../feature/feature.js";
+import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } from "../../feature/feature.js";
 import type { FeatureRoute } from "../../feature/route.js";
 import { agentOfKey } from "../../session/key.js";
 import { todoCommand } from "./command.js";
@@ -59,6 +59,7 @@ export function todoFeature(): TodoFeature {
 
       return {
         tools: [createTodoTool(listView(store))],
+        origin: () => BUILT_IN_ORIGIN,
         toolFor: (tool, agent) => (styleOf(agent) === "phases" ? phasesTool : tool),
         sessionState: [store],
         commands: [
