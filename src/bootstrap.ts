@@ -6,6 +6,7 @@ import type { Logger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
+import type { Timer } from "./signals.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { McpHub, type McpStartReport } from "./tools/mcp/index.js";
 import { loadPlugins } from "./tools/plugins.js";
@@ -18,6 +19,8 @@ export interface BootstrapOptions {
   models?: ModelCatalogOptions;
   /** Extra tools (tests, embedders). */
   tools?: AnyTool[];
+  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
+  timer?: Timer;
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
 }
@@ -53,6 +56,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     tools: opts.tools ?? [],
     toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
+    timer: opts.timer,
   });
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], origins: new Map() };
 }

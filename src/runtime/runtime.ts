@@ -5,7 +5,7 @@ import { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
-import { joinSignals } from "../signals.js";
+import { type Timer, joinSignals } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import type { ToolSwitch } from "../config/env.js";
@@ -46,6 +46,8 @@ export interface RuntimeOptions {
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
   toolSwitches?: readonly ToolSwitch[];
   clock?: Clock;
+  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
+  timer?: Timer;
   ids?: () => string;
   logger?: Logger;
 }
@@ -122,6 +124,7 @@ export class Runtime {
       outbox: this.outbox,
       logger: this.logger,
       clock: this.clock,
+      timer: opts.timer,
       ids: this.ids,
       runTurn: (agent, key, text, signal) => this.locks.run(key, () => this.turn(agent, key, text, signal, () => {})),
     });

@@ -2,7 +2,7 @@ import { Semaphore, withTimeout, E_TIMEOUT } from "async-mutex";
 import type { AgentDefinition } from "../agents/agent.js";
 import type { Config } from "../config/schema.js";
 import { abortReason, messageOf } from "../errors.js";
-import { joinSignals } from "../signals.js";
+import { type Timer, joinSignals, realTimer } from "../signals.js";
 import type { Logger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { EventBus } from "./events.js";
@@ -62,6 +62,8 @@ export interface SubturnHost {
   readonly outbox: Outbox;
   readonly logger: Logger;
   readonly clock: { now(): number };
+  /** Times each child's timeout_ms (default: real timers). */
+  readonly timer?: Timer;
   readonly ids: () => string;
   /** Runs one turn of `agent` on `sessionKey` (no deliveries reach the user). */
   runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
@@ -170,7 +172,7 @@ export class Subturns {
       startedAt: started,
     };
     const ownStop = new AbortController();
-    const timer = setTimeout(() => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)), this.limits.timeout_ms);
+    const cancelTimer = (host.timer ?? realTimer)(this.limits.timeout_ms, () => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)));
     const joined = joinSignals([request.signal, ownStop.signal]);
     const signal = joined.signal;
     const user = rootKey(request.parentKey);
@@ -190,7 +192,7 @@ export class Subturns {
       outcome = timedOut ? "timeout" : signal.aborted ? "aborted" : "error";
       error = timedOut ? `timed out after ${this.limits.timeout_ms} ms (agents.defaults.subturn.timeout_ms)` : messageOf(caught);
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
       joined.dispose();
       this.running.delete(childKey);
       await this.release(childKey);
