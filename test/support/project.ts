@@ -8,6 +8,7 @@ import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
+import type { Timer } from "../../src/signals.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 
 /**
@@ -80,6 +81,8 @@ export interface HarnessOptions extends ProjectFiles {
   token?: string;
   /** Model transport options (e.g. an instant `sleep` so retries do not wait). */
   models?: ModelCatalogOptions;
+  /** Times subagents' timeout_ms (e.g. ManualTimers' `timer`, so the test decides when it runs out). */
+  timer?: Timer;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -98,7 +101,7 @@ function setUp(opts: HarnessOptions) {
   const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
-  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}) } };
+  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], ...(opts.models ? { models: opts.models } : {}), ...(opts.timer ? { timer: opts.timer } : {}) } };
 }
 
 function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {
