@@ -59,6 +59,11 @@ export default defineConfig({
         test: {
           name: "process",
           include: PROCESS_TESTS,
+          // One file at a time: these tests mostly wait on processes and sockets, so this
+          // costs little time, keeps them from starving each other of CPU, and keeps
+          // `npm start` (whose prestart rebuilds dist/) from rewriting dist/main.js while
+          // another file starts it.
+          maxWorkers: 1,
         },
       },
     ],
