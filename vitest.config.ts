@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Two projects, both run by `npm test` (`vitest run`); one alone with
@@ -51,7 +51,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: PROCESS_TESTS,
+          exclude: [...configDefaults.exclude, ...PROCESS_TESTS],
         },
       },
       {

@@ -23,7 +23,6 @@ export interface ArmedTimer {
 export class ManualTimers {
   /** Every timer started so far, in order. */
   readonly started: ArmedTimer[] = [];
-  private waiters: (() => void)[] = [];
 
   readonly timer: Timer = (ms, callback) => {
     let cancelled = false;
@@ -43,7 +42,6 @@ export class ManualTimers {
       },
     };
     this.started.push(armed);
-    for (const wake of this.waiters.splice(0)) wake();
     return () => {
       cancelled = true;
     };
@@ -59,12 +57,6 @@ export class ManualTimers {
     const due = this.pending();
     for (const t of due) t.fire();
     return due.length;
-  }
-
-  /** Resolves once `count` timers have been started in total. */
-  async startedCount(count: number): Promise<ArmedTimer[]> {
-    while (this.started.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    return this.started;
   }
 }
 
