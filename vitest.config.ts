@@ -1,10 +1,71 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * Two projects, both run by `npm test` (`vitest run`); one alone with
+ * `vitest run --project unit` or `--project process`.
+ *
+ * - `process`: test files that start real processes (the gateway as
+ *   `npm start` or `node dist/main.js`, MCP server children, a tsx script) or
+ *   open real sockets (the fake model servers on 127.0.0.1, HTTP MCP
+ *   servers, the node server). The OS schedules these, so they are the ones a
+ *   busy machine slows down.
+ * - `unit`: everything else, in-process only (hono's app.request, in-memory
+ *   models, injected clocks and sleeps).
+ *
+ * A new test file that starts a process or listens on a port belongs in
+ * PROCESS_TESTS below.
+ */
+const PROCESS_TESTS = [
+  // real processes
+  "test/process.test.ts",
+  "test/process-mcp.test.ts",
+  "test/mcp-restarts.test.ts",
+  "test/mcp-servers.test.ts",
+  "test/mcp-runtime.test.ts",
+  "test/mcp-gateway.test.ts",
+  "test/mcp-http.test.ts",
+  // real sockets: fake model servers on 127.0.0.1, the node server
+  "test/anthropic-provider.test.ts",
+  "test/fallbacks.test.ts",
+  "test/gateway-models.test.ts",
+  "test/gateway-openai.test.ts",
+  "test/model-catalog.test.ts",
+  "test/model-failures.test.ts",
+  "test/openai-provider.test.ts",
+  "test/plugins.test.ts",
+  "test/sdk-conformance.test.ts",
+  "test/server.test.ts",
+  "test/subagents-gateway.test.ts",
+  "test/todo-gateway.test.ts",
+  "test/todo-phases-gateway.test.ts",
+];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...PROCESS_TESTS],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "process",
+          include: PROCESS_TESTS,
+          // One file at a time: these tests mostly wait on processes and sockets, so this
+          // costs little time, keeps them from starving each other of CPU, and keeps
+          // `npm start` (whose prestart rebuilds dist/) from rewriting dist/main.js while
+          // another file starts it.
+          maxWorkers: 1,
+        },
+      },
+    ],
   },
 });

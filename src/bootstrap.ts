@@ -7,6 +7,7 @@ import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
 import type { Feature } from "./feature/feature.js";
 import type { Logger } from "./log.js";
+import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
@@ -33,6 +34,8 @@ export interface BootstrapOptions {
   tools?: AnyTool[];
   /** Extra features (embedders), set up after the built-in ones. */
   features?: Feature[];
+  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
+  timer?: Timer;
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
 }
@@ -81,6 +84,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     tools: opts.tools ?? [],
     toolSwitches: loaded.toolSwitches,
     logger: opts.logger,
+    timer: opts.timer,
   });
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], builtins };
 }

@@ -36,3 +36,16 @@ export function joinSignals(sources: readonly (AbortSignal | undefined)[]): Join
   };
   return { signal: controller.signal, dispose };
 }
+
+/**
+ * Starts a one-shot timer that calls `fire` after `ms`; what it returns
+ * cancels it. Code that gives up after a time limit takes one as an option,
+ * so a test can decide when the time is up instead of racing a real clock.
+ */
+export type Timer = (ms: number, fire: () => void) => () => void;
+
+/** The real one: `setTimeout`. */
+export const realTimer: Timer = (ms, fire) => {
+  const handle = setTimeout(fire, ms);
+  return () => clearTimeout(handle);
+};

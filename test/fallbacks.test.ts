@@ -1,16 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load.js";
 import { ModelCatalog } from "../src/models/catalog.js";
+import type { Timer } from "../src/signals.js";
 import { anthropicError, anthropicTextStream } from "./support/fake-anthropic.js";
 import { completionChunk, sseChunks } from "./support/fake-openai.js";
 import { ask, fakeServer, instantRetries, modelFailure } from "./support/models.js";
 import { writeProject } from "./support/project.js";
+import { ManualTimers, eventually } from "./support/timers.js";
 
 const okStream = (text: string) => ({ chunks: sseChunks([completionChunk({ content: text }), completionChunk({}, { finish: "stop" })]) });
 const unavailable = { status: 503, json: { error: { message: "overloaded" } } };
 
 /** A catalog over a config with entries `main` (openai) → fallbacks `second` (openai) and `claude` (anthropic). */
-async function setup(extra: { mainExtra?: Record<string, unknown>; fallbacks?: string[]; env?: Record<string, string>; secondKey?: string } = {}) {
+async function setup(
+  extra: { mainExtra?: Record<string, unknown>; fallbacks?: string[]; env?: Record<string, string>; secondKey?: string; timer?: Timer } = {},
+) {
   const first = await fakeServer();
   const second = await fakeServer();
   const claude = await fakeServer();
@@ -23,7 +27,7 @@ async function setup(extra: { mainExtra?: Record<string, unknown>; fallbacks?: s
     ],
   };
   const loaded = loadConfig({ env: extra.env ?? {}, cwd: writeProject({ config, agents: {} }) });
-  const retries = instantRetries();
+  const retries = instantRetries(extra.timer ? { timer: extra.timer } : {});
   return { first, second, claude, retries, catalog: new ModelCatalog(loaded, retries) };
 }
 
@@ -53,11 +57,16 @@ describe("fallbacks", () => {
   });
 
   it("take over after a timeout", async () => {
-    const { first, second, catalog } = await setup({ mainExtra: { request_timeout: 50 } });
+    const timers = new ManualTimers();
+    const { first, second, catalog } = await setup({ mainExtra: { request_timeout: 50 }, timer: timers.timer });
     first.enqueue({ delayMs: 60_000, ...okStream("too slow") });
     second.enqueue(okStream("quick"));
-    const response = await catalog.get("main").chat(ask());
-    expect(response).toMatchObject({ text: "quick", modelName: "second" });
+    const answer = catalog.get("main").chat(ask());
+    // `main` has the request and does not answer: its 50 ms run out.
+    await eventually(() => expect(first.requests).toHaveLength(1));
+    expect(timers.pending().map((t) => t.ms)).toEqual([50]);
+    timers.fireAll();
+    expect(await answer).toMatchObject({ text: "quick", modelName: "second" });
   });
 
   it("all failing: the error names the asked entry, says what each one did, and takes the last one's class", async () => {

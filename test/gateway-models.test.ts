@@ -4,6 +4,7 @@ import { anthropicSse, anthropicTextStream, messageEnd, messageStart, toolUseBlo
 import { completionChunk, sseChunks } from "./support/fake-openai.js";
 import { SECRET_KEY, fakeServer, instantRetries } from "./support/models.js";
 import { harness, openaiConfig } from "./support/project.js";
+import { ManualTimers, eventually } from "./support/timers.js";
 import { echoTool } from "./support/tools.js";
 
 /** The whole gateway in-process (config → runtime → hono app) talking to fake model servers. */
@@ -48,8 +49,13 @@ describe("gateway with a real model provider", () => {
 
   it("a slow model answers 502 model_timeout", async () => {
     const server = await fakeServer(() => ({ delayMs: 60_000, ...okStream("late") }));
-    const h = harness({ config: openaiConfig(server.url, { request_timeout: 50 }) });
-    const res = await h.chat({ message: "hello" });
+    const timers = new ManualTimers();
+    const h = harness({ config: openaiConfig(server.url, { request_timeout: 50 }), models: { timer: timers.timer } });
+    const answer = h.chat({ message: "hello" });
+    // The model has the request and does not answer: the 50 ms run out.
+    await eventually(() => expect(server.requests).toHaveLength(1));
+    expect(timers.fireAll()).toBe(1);
+    const res = await answer;
     expect(res.status).toBe(502);
     expect(res.json.error.code).toBe("model_timeout");
     expect(res.json.error.message).toContain("(request_timeout)");

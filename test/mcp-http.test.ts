@@ -2,10 +2,11 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ToolSet } from "../src/tools/tool-set.js";
 import { testHub, toolCall, toolContext } from "./support/mcp.js";
+import { eventually } from "./support/timers.js";
 
 /**
  * A stateless MCP server over streamable HTTP, built with the SDK's
@@ -64,7 +65,7 @@ describe("MCP servers over streamable HTTP", () => {
     server = httpMcpServer();
     await listen(server, port);
     sleep.release();
-    await vi.waitFor(() => expect(hub.status().web!.state).toBe("up"));
+    await eventually(() => expect(hub.status().web!.state).toBe("up"));
     expect((await greet()).forLLM).toBe("hello Ada (token t0k)");
   });
 });

@@ -3,11 +3,12 @@ import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import type { McpHub, McpToolsChange } from "../src/tools/mcp/index.js";
 import { ToolSet } from "../src/tools/tool-set.js";
 import { FIXTURE_SERVER, type TestHub, alive, fixtureServer, testHub, toolCall, toolContext } from "./support/mcp.js";
 import { tempDir } from "./support/project.js";
+import { eventually } from "./support/timers.js";
 
 function started(servers: Parameters<typeof testHub>[0]): TestHub {
   const t = testHub(servers);
@@ -45,7 +46,7 @@ describe("MCP server restarts", () => {
     expect(logger.lines).toContainEqual({ level: "warn", message: 'MCP server "fx" is down (it exited); restarting in 375 ms' });
 
     sleep.release();
-    await vi.waitFor(() => expect(hub.status().fx!.state).toBe("up"));
+    await eventually(() => expect(hub.status().fx!.state).toBe("up"));
     const second = await pidOf(run, "mcp_fx_whoami");
     expect(second).not.toBe(first);
     expect(alive(first)).toBe(false);
@@ -65,7 +66,7 @@ describe("MCP server restarts", () => {
       await sleep.began(round);
       expect(await run("mcp_fx_add", { a: 1, b: 1 })).toEqual(restarting("fx", "it exited: crashing on purpose"));
       sleep.release();
-      await vi.waitFor(() => expect(hub.status().fx!.state).toBe("up"));
+      await eventually(() => expect(hub.status().fx!.state).toBe("up"));
       expect((await run("mcp_fx_add", { a: 1, b: round })).forLLM).toBe(String(1 + round));
     };
     await crashes(1);
@@ -92,7 +93,7 @@ describe("MCP server restarts", () => {
     writeFileSync(gate, "open");
     sleep.release();
 
-    await vi.waitFor(() => expect(changes).toHaveLength(1));
+    await eventually(() => expect(changes).toHaveLength(1));
     const [change] = changes;
     expect(change).toMatchObject({ server: "gated", removed: [], changed: [] });
     expect(change!.warnings).toHaveLength(3); // the fixture's odd tools, skipped
@@ -122,7 +123,7 @@ describe("MCP server restarts", () => {
     hub.onToolsChanged((change) => changes.push(change));
 
     expect((await run("mcp_fx_grow")).forLLM).toBe("grown");
-    await vi.waitFor(() => expect(changes).toHaveLength(1));
+    await eventually(() => expect(changes).toHaveLength(1));
     expect(changes[0]).toMatchObject({ server: "fx", removed: [], changed: [] });
     expect(changes[0]!.added.map((t) => t.name)).toEqual(["mcp_fx_extra"]);
     expect((await run("mcp_fx_extra")).forLLM).toBe("extra ran");
@@ -131,7 +132,7 @@ describe("MCP server restarts", () => {
     process.kill(await pidOf(run, "mcp_fx_whoami"), "SIGKILL");
     await sleep.began(1);
     sleep.release();
-    await vi.waitFor(() => expect(changes).toHaveLength(2));
+    await eventually(() => expect(changes).toHaveLength(2));
     expect(changes[1]).toMatchObject({ server: "fx", added: [], removed: ["mcp_fx_extra"], changed: [] });
     expect(await run("mcp_fx_extra")).toEqual({
       forLLM: 'MCP server "fx" no longer offers the tool "extra"; do without it',

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { writeFileSync } from "node:fs";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { Runtime } from "../src/runtime/runtime.js";
@@ -8,6 +8,7 @@ import { mcpFeature } from "../src/tools/mcp/feature.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { fixtureServer, testHub } from "./support/mcp.js";
 import { tempDir } from "./support/project.js";
+import { eventually } from "./support/timers.js";
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
 
@@ -53,7 +54,7 @@ describe("MCP tools in the runtime", () => {
     writeFileSync(gate, "open");
     await sleep.began(1);
     sleep.release();
-    await vi.waitFor(() => expect(toolsOf("picky")).toEqual(["mcp_fx_add", "mcp_late_echo"]));
+    await eventually(() => expect(toolsOf("picky")).toEqual(["mcp_fx_add", "mcp_late_echo"]));
     expect(runtime.toolOverview().find((tool) => tool.name === "mcp_late_echo")?.origin).toBe("mcp server late");
   });
 });

@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { AbortedError } from "../src/errors.js";
 import type { McpHub, McpStartReport } from "../src/tools/mcp/index.js";
 import type { AnyTool } from "../src/tools/registry.js";
 import { ToolSet, parametersSchema } from "../src/tools/tool-set.js";
 import { type TestHub, fixtureServer, testHub, toolCall, toolContext } from "./support/mcp.js";
+import { eventually } from "./support/timers.js";
 
 const set = (tools: AnyTool[]) => new ToolSet(tools);
 
@@ -130,7 +131,7 @@ describe("MCP servers over stdio (one hub, two servers running the fixture)", ()
     const result = await run("mcp_quick_slow");
     expect(result.isError).toBe(true);
     expect(result.forLLM).toBe('tool "mcp_quick_slow" did not finish within 250 ms (tools.mcp_quick_slow.timeout_ms); try again or do without it');
-    await vi.waitFor(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "quick" says: slow was cancelled' }));
+    await eventually(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "quick" says: slow was cancelled' }));
   });
 
   it("without a tool set, the server's timeout_ms still bounds the call", async () => {
@@ -141,10 +142,10 @@ describe("MCP servers over stdio (one hub, two servers running the fixture)", ()
   it("aborting the call's signal ends it at once with the abort, and cancels it at the server", async () => {
     const stop = new AbortController();
     const call = run("mcp_fx_slow", {}, stop.signal);
-    await vi.waitFor(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "fx" says: slow started' }));
+    await eventually(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "fx" says: slow started' }));
     stop.abort(new AbortedError("stopped by the test"));
     await expect(call).rejects.toThrow("stopped by the test");
-    await vi.waitFor(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "fx" says: slow was cancelled' }));
+    await eventually(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "fx" says: slow was cancelled' }));
     expect((await run("mcp_fx_echo", { text: "still here" })).forLLM).toBe("echo: still here");
   });
 });

@@ -10,6 +10,7 @@ import type { TransportOptions } from "../src/models/transport.js";
 import { anthropicError, anthropicSse, anthropicTextStream, messageStart, textBlock } from "./support/fake-anthropic.js";
 import { completionChunk, type Reply, sseChunks } from "./support/fake-openai.js";
 import { SECRET_KEY, ask, fakeServer, instantRetries, modelEntry, modelFailure } from "./support/models.js";
+import { ManualTimers, eventually } from "./support/timers.js";
 
 /** The same failure handling, checked against both wire formats. */
 interface Format {
@@ -152,9 +153,15 @@ describe.each(formats)("$provider: failures", (format) => {
   });
 
   it("no answer within request_timeout is model_timeout (left to fallbacks, not retried)", async () => {
-    const { server, provider, name } = await setup({ request_timeout: 50 });
+    const timers = new ManualTimers();
+    const { server, provider, name } = await setup({ request_timeout: 50 }, { timer: timers.timer });
     server.enqueue({ delayMs: 60_000, ...format.ok("too slow") });
-    const error = await modelFailure(provider.chat(ask()));
+    const failure = modelFailure(provider.chat(ask()));
+    // The request is at the server, which does not answer: now the 50 ms run out.
+    await eventually(() => expect(server.requests).toHaveLength(1));
+    expect(timers.pending().map((t) => t.ms)).toEqual([50]);
+    timers.fireAll();
+    const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(error.message).toMatch(new RegExp(`^model "${name}": no answer from http://127\\.0\\.0\\.1:\\d+ within 50 ms \\(request_timeout\\)`));
     expect(server.requests).toHaveLength(1);
@@ -162,10 +169,23 @@ describe.each(formats)("$provider: failures", (format) => {
   });
 
   it("a stream that stalls after its first piece times out without a retry (the piece was already shown)", async () => {
-    const { server, provider } = await setup({ request_timeout: 50 });
+    const timers = new ManualTimers();
+    const { server, provider } = await setup({ request_timeout: 50 }, { timer: timers.timer });
     server.enqueue(format.stall("partial"), format.ok("never"));
     const seen: string[] = [];
-    const error = await modelFailure(provider.chat(ask(), (d) => d.type === "text" && seen.push(d.text)));
+    let shown!: () => void;
+    const firstPiece = new Promise<void>((resolve) => (shown = resolve));
+    const failure = modelFailure(
+      provider.chat(ask(), (d) => {
+        if (d.type !== "text") return;
+        seen.push(d.text);
+        shown();
+      }),
+    );
+    // The piece restarted the timer; nothing comes after it, so that timer runs out.
+    await firstPiece;
+    expect(timers.fireAll()).toBe(1);
+    const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(seen).toEqual(["partial"]);
     expect(server.requests).toHaveLength(1);
@@ -178,7 +198,7 @@ describe.each(formats)("$provider: failures", (format) => {
     const call = provider.chat(ask(undefined, [], controller.signal), () => controller.abort(new AbortedError("the user pressed stop")));
     await expect(call).rejects.toThrow(new AbortedError("the user pressed stop"));
     expect(await server.requests[0]!.closed).toEqual({ complete: false });
-  }, 5_000);
+  });
 
   it("aborting while waiting to retry stops the wait at once", async () => {
     const server = await fakeServer();
@@ -197,7 +217,7 @@ describe.each(formats)("$provider: failures", (format) => {
     controller.abort(new AbortedError("the gateway is shutting down"));
     await expect(call).rejects.toThrow(new AbortedError("the gateway is shutting down"));
     expect(server.requests).toHaveLength(1);
-  }, 5_000);
+  });
 
   it("an already aborted turn sends nothing", async () => {
     const { server, provider } = await setup();

@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "./support/fake-openai.js";
 import { jsonOf, openaiConfig, tempDir, writeProject } from "./support/project.js";
+import { eventually } from "./support/timers.js";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -60,12 +61,15 @@ describe("the real gateway process", () => {
   });
 
   it("SIGTERM lets an in-flight turn finish, then exits 0", { timeout: 60_000 }, async () => {
-    const model = await FakeModelServer.start(() => ({ ...textCompletion("slow answer"), delayMs: 400 }));
+    // The model answers only once the gateway has taken the SIGTERM, so the turn is surely in flight then.
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const model = await FakeModelServer.start(() => answered.then(() => textCompletion("slow answer")));
     try {
       const project = writeProject({ config: openaiConfig(model.url) });
       const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
         cwd: project,
-        env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0" },
+        env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "info" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       const output = { text: "" };
@@ -78,6 +82,8 @@ describe("the real gateway process", () => {
       });
       while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
       child.kill("SIGTERM");
+      await eventually(() => expect(output.text).toContain("SIGTERM: stopping"));
+      answer();
       const res = await pending;
       expect(res.status).toBe(200);
       expect((await jsonOf(res)).reply).toBe("slow answer");

@@ -27,6 +27,15 @@ function makeRuntime(model: ControlledModel, config: Record<string, unknown> = {
   });
 }
 
+/**
+ * Lets everything that can happen now happen: the turns here run on promises
+ * only (in-memory model, history and locks), so a few turns of the event loop
+ * drain them, however fast or slow the machine.
+ */
+async function settled(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
 const send = (runtime: Runtime, text: string, chatId = "s", signal?: AbortSignal) =>
   runtime.handleMessage({ agentId: "main", channel: "http", chatId, text, ...(signal ? { signal } : {}) });
 
@@ -131,7 +140,7 @@ describe("sessions", () => {
     const b = send(runtime, "second");
     const c = send(runtime, "third");
     await model.calls(1);
-    await new Promise((r) => setTimeout(r, 20));
+    await settled();
     expect(model.pending).toHaveLength(1);
     model.pending[0]!.resolve({ text: "1" });
     await model.calls(2);
@@ -170,9 +179,10 @@ describe("sessions", () => {
     const controller = new AbortController();
     let ended: RuntimeEvents["turn.end"] | undefined;
     runtime.on("turn.end", (e) => (ended = e));
+    const toolStarted = new Promise<void>((resolve) => runtime.on("tool.start", () => resolve()));
     const turn = send(runtime, "x", "s", controller.signal);
     (await model.calls(1))[0]!.resolve({ toolCalls: [{ id: "w", type: "function", function: { name: "wait", arguments: "{}" } }] });
-    await new Promise((r) => setTimeout(r, 10));
+    await toolStarted;
     controller.abort(new AbortedError("stop"));
     await expect(turn).rejects.toThrow("stop");
     expect(ended?.outcome).toBe("aborted");

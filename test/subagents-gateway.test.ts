@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../src/tools/tool.js";
 import type { RuntimeEvents } from "../src/feature/events.js";
+import type { Timer } from "../src/signals.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
-import { call, useScriptedModel } from "./support/scripted-openai.js";
+import { call, openGate, useScriptedModel } from "./support/scripted-openai.js";
 import { sseReader } from "./support/sse.js";
+import { ManualTimers, eventually } from "./support/timers.js";
 
 const model = useScriptedModel();
 
@@ -16,9 +18,10 @@ const AGENTS = {
 
 type Config = { subturn?: Record<string, unknown>; tools?: Record<string, unknown> };
 
-function gateway(extra: Config = {}): Harness {
+function gateway(extra: Config = {}, timer?: Timer): Harness {
   const base = openaiConfig(model.server.url) as { agents: { defaults: Record<string, unknown> } };
   return harness({
+    ...(timer ? { timer } : {}),
     agents: AGENTS,
     config: {
       ...base,
@@ -75,14 +78,21 @@ describe("subagent", () => {
   });
 
   it("with max_plans 2, children that fail, time out or finish each take a slot in turn: every end releases it", async () => {
-    const h = gateway({ tools: { todo: { enabled: true, max_plans: 2 } }, subturn: { timeout_ms: 300 } });
+    const timers = new ManualTimers();
+    const h = gateway({ tools: { todo: { enabled: true, max_plans: 2 } }, subturn: { timeout_ms: 300 } }, timers.timer);
     const ends = record(h, "subagent.end");
     const failing = [writePlan("a", "fails"), "FAIL 400"].join("\n");
-    const slow = [writePlan("b", "times out"), "SLOW 5000"].join("\n");
+    const slow = [writePlan("b", "times out"), "WAIT never"].join("\n");
     const fine = [writePlan("c", "finishes"), "SAY fine"].join("\n");
-    const { status } = await h.chat({
+    const chat = h.chat({
       message: [writePlan("p", "parent"), ...[failing, slow, fine].map((task) => call("subagent", { task }))].join("\n"),
     });
+    // The slow child wrote its plan and waits for an answer that never comes: its timeout_ms runs out (only its own).
+    await eventually(() => expect(childRequests(slow)).toHaveLength(2));
+    expect(ends.map((e) => e.outcome)).toEqual(["error"]);
+    expect(timers.pending().map((t) => t.ms)).toEqual([300]);
+    timers.fireAll();
+    const { status } = await chat;
     expect(status).toBe(200);
     expect(ends.map((e) => e.outcome)).toEqual(["error", "timeout", "done"]);
     for (const task of [failing, slow, fine]) {
@@ -204,10 +214,12 @@ describe("spawn", () => {
     const h = gateway();
     const stream = sseReader(await h.request("/v1/sessions/agent:main:http:bg/events"));
     const { json } = await h.chat({
-      message: [call("spawn", { task: "SLOW 150\nSAY the background answer", label: "bg" }), "SAY started it"].join("\n"),
+      message: [call("spawn", { task: "WAIT bg\nSAY the background answer", label: "bg" }), "SAY started it"].join("\n"),
       session: "bg",
     });
     expect(json.reply).toBe("started it");
+    // The child answers only now, after the parent's reply went out.
+    openGate("bg");
     const seen = await stream.until("subagent.end");
     expect(seen.map((e) => e.event)).toEqual(["subagent.start", "delivery", "subagent.end"]);
     expect(seen[0]!.data).toEqual({ id: expect.any(String), label: "bg", agent: "main" });

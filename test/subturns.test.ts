@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { AbortedError } from "../src/errors.js";
@@ -10,6 +10,7 @@ import { SessionLifecycle, SessionState } from "../src/session/state.js";
 import { StopSwitches } from "../src/runtime/stop-switches.js";
 import { Subturns } from "../src/tools/subagent/subturns.js";
 import { silentLogger } from "../src/log.js";
+import { realTimer } from "../src/signals.js";
 
 describe("session key helpers", () => {
   const root = sessionKeyFor("main", "http", "s1");
@@ -70,6 +71,8 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
     releaseSession: (sessionKey) => lifecycle.clear(sessionKey, "release"),
     logger: silentLogger,
     clock: { now: () => (now += 10) },
+    // setTimeout underneath, so vitest's fake timers (where a test uses them) decide when a child times out.
+    timer: realTimer,
     ids: () => `c${++id}`,
     runTurn: async (_agent, key, text, signal) => {
       state.set("main", key, "child state");
@@ -87,6 +90,12 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
     signal,
   });
   return { subturns, state, history, ends, starts, events, lifecycle, request, behave: (fn: typeof behaviour) => (behaviour = fn) };
+}
+
+/** Vitest's fake timers for this test only: time moves when the test advances it. */
+function useFakeTimers(): void {
+  vi.useFakeTimers();
+  onTestFinished(() => void vi.useRealTimers());
 }
 
 const untilAborted = (signal: AbortSignal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
@@ -144,13 +153,18 @@ describe("a child's end", () => {
   });
 
   it("timeout: a child over timeout_ms is aborted with outcome timeout", async () => {
+    useFakeTimers();
     const { subturns, ends, state, behave, request } = setup({ timeout_ms: 20 });
     let sawAbort = false;
     behave((_key, signal) => {
       signal.addEventListener("abort", () => (sawAbort = true));
       return untilAborted(signal);
     });
-    const result = await subturns.start(request()).done;
+    const done = subturns.start(request()).done;
+    await vi.advanceTimersByTimeAsync(19);
+    expect(sawAbort).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const result = await done;
     expect(result).toMatchObject({ outcome: "timeout", error: "timed out after 20 ms (agents.defaults.subturn.timeout_ms)" });
     expect(sawAbort).toBe(true);
     expect(ends.map((e) => e.outcome)).toEqual(["timeout"]);
@@ -181,12 +195,18 @@ describe("limits", () => {
   });
 
   it("max_concurrent per parent: a new child waits for a slot, at most concurrency_timeout_ms", async () => {
+    useFakeTimers();
     const { subturns } = setup({ max_concurrent: 2, concurrency_timeout_ms: 30 });
     const signal = new AbortController().signal;
     const a = await subturns.slot("p", signal);
     const b = await subturns.slot("p", signal);
     expect(a && b).toBeTruthy();
-    expect(await subturns.slot("p", signal)).toBeNull();
+    let third: unknown = "still waiting";
+    void subturns.slot("p", signal).then((slot) => (third = slot));
+    await vi.advanceTimersByTimeAsync(29);
+    expect(third).toBe("still waiting");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(third).toBeNull();
     expect(await subturns.slot("other-parent", signal)).not.toBeNull();
     const waiting = subturns.slot("p", signal);
     a!();
@@ -209,7 +229,7 @@ describe("limits", () => {
   });
 
   it("as seen in events, never more than max_concurrent children run at once", async () => {
-    const { subturns, events, lifecycle, request } = setup({ max_concurrent: 2, concurrency_timeout_ms: 5000 });
+    const { subturns, events, lifecycle, request } = setup({ max_concurrent: 2, concurrency_timeout_ms: 60_000 });
     lifecycle.register({ clearSession: () => new Promise<void>((r) => setTimeout(r, 5)) }); // a store that takes a while to release
     let running = 0;
     let peak = 0;

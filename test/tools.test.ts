@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { z } from "zod";
 import { type CallObserver, ToolSet, parametersSchema } from "../src/tools/tool-set.js";
 import { ToolRegistry } from "../src/tools/registry.js";
@@ -140,6 +140,8 @@ describe("tool set", () => {
   });
 
   it("a tool past its time limit gets an error result, and its signal aborts", async () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     let sawAbort = false;
     const slow = defineTool({
       name: "slow",
@@ -151,7 +153,12 @@ describe("tool set", () => {
           ctx.signal.addEventListener("abort", () => (sawAbort = true));
         }),
     });
-    const result = await new ToolSet([slow]).execute(call("slow", "{}"), context().ctx);
+    let result: unknown;
+    void new ToolSet([slow]).execute(call("slow", "{}"), context().ctx).then((r) => (result = r));
+    await vi.advanceTimersByTimeAsync(19);
+    expect(result).toBeUndefined();
+    expect(sawAbort).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
     expect(result).toEqual({
       forLLM: 'tool "slow" did not finish within 20 ms (tools.slow.timeout_ms); try again or do without it',
       silent: false,

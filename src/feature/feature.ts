@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { AgentDefinition } from "../agents/agent.js";
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log.js";
+import type { Timer } from "../signals.js";
 import type { HistoryStore } from "../session/history.js";
 import type { SessionScoped } from "../session/state.js";
 import type { AnyTool } from "../tools/registry.js";
@@ -68,6 +69,8 @@ export interface FeatureHost {
   readonly history: HistoryStore;
   readonly logger: Logger;
   readonly clock: Clock;
+  /** Starts a one-shot timer (time limits); tests inject one that they run out themselves. */
+  readonly timer: Timer;
   readonly ids: () => string;
   /** The agent with this id; a RequestError `agent_not_found` otherwise. */
   agent(agentId: string): AgentDefinition;

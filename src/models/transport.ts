@@ -1,5 +1,5 @@
 import { ModelError, abortReason } from "../errors.js";
-import { joinSignals } from "../signals.js";
+import { type Timer, joinSignals, realTimer } from "../signals.js";
 import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
 import { detailOf, httpError, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
@@ -19,6 +19,8 @@ export interface TransportOptions {
   retry?: Partial<RetryPolicy>;
   /** Makes an id for a tool call the server sent without one. */
   callId?: () => string;
+  /** Times request_timeout (default: real timers; tests decide when it runs out). */
+  timer?: Timer;
 }
 
 /** What an adapter's reader gets besides the response. */
@@ -52,6 +54,7 @@ export class ModelTransport {
   private readonly random: () => number;
   private readonly policy: RetryPolicy;
   private readonly callId: () => string;
+  private readonly timer: Timer;
 
   constructor(
     readonly modelName: string,
@@ -65,6 +68,7 @@ export class ModelTransport {
     this.random = opts.random ?? Math.random;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
     this.callId = opts.callId ?? makeCallId;
+    this.timer = opts.timer ?? realTimer;
   }
 
   async send(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
@@ -88,7 +92,7 @@ export class ModelTransport {
   }
 
   private async attempt(wire: WireRequest, signal: AbortSignal, out: ResponseAssembler): Promise<ModelResponse> {
-    const timer = new IdleTimer(this.timeoutMs);
+    const timer = new IdleTimer(this.timeoutMs, this.timer);
     const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: () => timer.restart() };
     const joined = joinSignals([signal, timer.signal]);
     try {
@@ -124,9 +128,12 @@ export class ModelTransport {
 /** An abort signal that fires after `ms` without activity. */
 class IdleTimer {
   private readonly controller = new AbortController();
-  private handle: NodeJS.Timeout | undefined;
+  private cancel: (() => void) | undefined;
 
-  constructor(private readonly ms: number) {
+  constructor(
+    private readonly ms: number,
+    private readonly start: Timer,
+  ) {
     this.restart();
   }
 
@@ -136,12 +143,12 @@ class IdleTimer {
 
   restart(): void {
     if (this.controller.signal.aborted) return;
-    clearTimeout(this.handle);
-    this.handle = setTimeout(() => this.controller.abort(new Error(`no answer within ${this.ms} ms`)), this.ms);
+    this.cancel?.();
+    this.cancel = this.start(this.ms, () => this.controller.abort(new Error(`no answer within ${this.ms} ms`)));
   }
 
   stop(): void {
-    clearTimeout(this.handle);
+    this.cancel?.();
   }
 }
 

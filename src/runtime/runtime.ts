@@ -14,7 +14,7 @@ import type { ModelProvider } from "../models/provider.js";
 import { type HistoryStore, MemoryHistoryStore } from "../session/history.js";
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
-import { joinSignals } from "../signals.js";
+import { type Timer, joinSignals, realTimer } from "../signals.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
@@ -41,6 +41,8 @@ export interface RuntimeOptions {
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
   toolSwitches?: readonly ToolSwitch[];
   clock?: Clock;
+  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
+  timer?: Timer;
   ids?: () => string;
   logger?: Logger;
 }
@@ -95,6 +97,7 @@ export class Runtime {
   private readonly policy: ToolPolicy;
   private readonly history: HistoryStore;
   private readonly clock: Clock;
+  private readonly timer: Timer;
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
@@ -119,6 +122,7 @@ export class Runtime {
     this.agents = opts.agents;
     this.models = opts.models;
     this.clock = opts.clock ?? { now: () => Date.now() };
+    this.timer = opts.timer ?? realTimer;
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
@@ -160,6 +164,7 @@ export class Runtime {
       history: this.history,
       logger: this.logger,
       clock: this.clock,
+      timer: this.timer,
       ids: this.ids,
       agent: (agentId) => this.agent(agentId),
       hasTool: (agentId, tool) => this.policy.toolSet(this.agent(agentId)).has(tool),

@@ -1,10 +1,10 @@
 import { looseState } from "./tools.js";
 import { fileURLToPath } from "node:url";
-import { expect, vi } from "vitest";
 import type { McpServerConfig } from "../../src/config/schema.js";
 import type { ToolContext } from "../../src/tools/tool.js";
 import { McpHub, type McpHubOptions } from "../../src/tools/mcp/index.js";
 import { type RecordingLogger, recordingLogger } from "./project.js";
+import { ManualClock } from "./timers.js";
 
 /** The real stdio MCP server of the tests (test/fixtures/mcp-server.mjs). */
 export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/mcp-server.mjs", import.meta.url));
@@ -20,9 +20,11 @@ export function fixtureServer(extra: Omit<Partial<McpServerConfig>, "url"> = {})
 export class ManualSleep {
   readonly waits: number[] = [];
   private readonly pending: (() => void)[] = [];
+  private onBegin: (() => void)[] = [];
 
   readonly sleep = (ms: number, signal: AbortSignal): Promise<void> => {
     this.waits.push(ms);
+    for (const wake of this.onBegin.splice(0)) wake();
     return new Promise((resolve, reject) => {
       const onAbort = () => reject(signal.reason);
       if (signal.aborted) return onAbort();
@@ -38,9 +40,12 @@ export class ManualSleep {
     for (const wake of this.pending.splice(0)) wake();
   }
 
-  /** Resolves once `count` waits have begun in total. */
+  /**
+   * Resolves once `count` waits have begun in total, however long the server
+   * takes to go down (the test's own timeout bounds it).
+   */
   async began(count: number): Promise<void> {
-    await vi.waitFor(() => expect(this.waits.length).toBeGreaterThanOrEqual(count));
+    while (this.waits.length < count) await new Promise<void>((resolve) => this.onBegin.push(resolve));
   }
 }
 
@@ -48,14 +53,21 @@ export interface TestHub {
   hub: McpHub;
   logger: RecordingLogger;
   sleep: ManualSleep;
+  clock: ManualClock;
 }
 
-/** A hub over real server processes, with restarts the test releases by hand. Close it when done. */
+/**
+ * A hub over real server processes, with restarts the test releases by hand
+ * and a clock that stands still (so what a server said is always "just
+ * before" it exited, and no up-time is long enough to reset the backoff,
+ * however slow the machine). Close it when done.
+ */
 export function testHub(servers: Record<string, McpServerConfig>, opts: McpHubOptions = {}): TestHub {
   const logger = recordingLogger();
   const sleep = new ManualSleep();
-  const hub = new McpHub(servers, { logger, sleep: sleep.sleep, random: () => 0.5, startTimeoutMs: 20_000, ...opts });
-  return { hub, logger, sleep };
+  const clock = new ManualClock();
+  const hub = new McpHub(servers, { logger, sleep: sleep.sleep, clock, random: () => 0.5, startTimeoutMs: 20_000, ...opts });
+  return { hub, logger, sleep, clock };
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {

@@ -9,6 +9,7 @@ import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
 import type { Feature } from "../../src/feature/feature.js";
+import type { Timer } from "../../src/signals.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 import type { SharedPlanStore } from "../../src/tools/todo/plans.js";
 
@@ -86,6 +87,8 @@ export interface HarnessOptions extends ProjectFiles {
   token?: string;
   /** Model transport options (e.g. an instant `sleep` so retries do not wait). */
   models?: ModelCatalogOptions;
+  /** Times subagents' timeout_ms (e.g. ManualTimers' `timer`, so the test decides when it runs out). */
+  timer?: Timer;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -104,7 +107,18 @@ function setUp(opts: HarnessOptions) {
   const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
-  return { dir, loaded, logger, boot: { logger, tools: opts.tools ?? [], features: opts.features ?? [], ...(opts.models ? { models: opts.models } : {}) } };
+  return {
+    dir,
+    loaded,
+    logger,
+    boot: {
+      logger,
+      tools: opts.tools ?? [],
+      features: opts.features ?? [],
+      ...(opts.models ? { models: opts.models } : {}),
+      ...(opts.timer ? { timer: opts.timer } : {}),
+    },
+  };
 }
 
 function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {

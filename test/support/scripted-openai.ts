@@ -11,6 +11,7 @@ import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, tool
  *   CALL <tool> <json> && CALL ...     several calls in one round (run side by side)
  *   SAY <text>                         the final answer (default: "done: " and the results)
  *   SLOW <ms>                          the final answer comes after that long
+ *   WAIT <gate>                        the final answer comes once the test calls openGate(gate)
  *   FAIL <status>                      the final answer is this HTTP error instead
  *
  * Rounds are counted from the tool results after the last user message.
@@ -20,6 +21,7 @@ interface Script {
   rounds: { name: string; args: string }[][];
   say?: string;
   slowMs: number;
+  gate?: string;
   failStatus?: number;
 }
 
@@ -32,6 +34,7 @@ function parse(text: string): Script {
     const arg = rest.join(" ");
     if (word === "SAY") script.say = arg;
     else if (word === "SLOW") script.slowMs = Number(arg);
+    else if (word === "WAIT") script.gate = arg;
     else if (word === "FAIL") script.failStatus = Number(arg);
     else if (word === "CALL") {
       script.rounds.push(
@@ -48,7 +51,24 @@ function parse(text: string): Script {
 
 type Message = { role: string; content: string | null };
 
-export function scriptedModel(request: RecordedRequest): Reply {
+const gates = new Map<string, { opened: Promise<void>; open: () => void }>();
+
+function gateNamed(name: string) {
+  let gate = gates.get(name);
+  if (!gate) {
+    let open!: () => void;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    gates.set(name, (gate = { opened, open }));
+  }
+  return gate;
+}
+
+/** Lets every final answer scripted with `WAIT <name>` go, now and from then on. */
+export function openGate(name: string): void {
+  gateNamed(name).open();
+}
+
+export function scriptedModel(request: RecordedRequest): Reply | Promise<Reply> {
   const messages = request.body.messages as Message[];
   let lastUser = messages.length - 1;
   while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--;
@@ -62,7 +82,8 @@ export function scriptedModel(request: RecordedRequest): Reply {
   const reply: Reply = script.failStatus
     ? { status: script.failStatus, json: { error: { message: "scripted failure" } } }
     : textCompletion(script.say ?? `done: ${results.join(" | ")}`);
-  return script.slowMs ? { ...reply, delayMs: script.slowMs } : reply;
+  const answer = script.slowMs ? { ...reply, delayMs: script.slowMs } : reply;
+  return script.gate === undefined ? answer : gateNamed(script.gate).opened.then(() => answer);
 }
 
 /** A CALL line for a tool whose arguments are an object (JSON inside JSON made easy). */

@@ -49,7 +49,7 @@ export interface RunningChild {
 }
 
 /** What child turns need from the runtime. */
-export type SubturnHost = Pick<FeatureHost, "config" | "events" | "history" | "logger" | "clock" | "ids" | "runTurn" | "notify" | "releaseSession">;
+export type SubturnHost = Pick<FeatureHost, "config" | "events" | "history" | "logger" | "clock" | "timer" | "ids" | "runTurn" | "notify" | "releaseSession">;
 
 /** Longest task text a child accepts. */
 export const MAX_TASK_BYTES = 64 * 1024;
@@ -152,7 +152,7 @@ export class Subturns {
       startedAt: started,
     };
     const ownStop = new AbortController();
-    const timer = setTimeout(() => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)), this.limits.timeout_ms);
+    const cancelTimer = host.timer(this.limits.timeout_ms, () => ownStop.abort(new ChildTimeout(`timed out after ${this.limits.timeout_ms} ms`)));
     const joined = joinSignals([request.signal, ownStop.signal]);
     const signal = joined.signal;
     const user = rootKey(request.parentKey);
@@ -172,7 +172,7 @@ export class Subturns {
       outcome = timedOut ? "timeout" : signal.aborted ? "aborted" : "error";
       error = timedOut ? `timed out after ${this.limits.timeout_ms} ms (agents.defaults.subturn.timeout_ms)` : messageOf(caught);
     } finally {
-      clearTimeout(timer);
+      cancelTimer();
       joined.dispose();
       this.running.delete(childKey);
       await this.release(childKey);
