@@ -7,8 +7,10 @@ import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID } from "../session/key.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
+import { jsonBodies } from "./content-type.js";
 import { errorBody, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
+import { refuse } from "./refusal.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -48,11 +50,12 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/health", (c) => c.json({ status: "ok" }));
 
   app.use("/v1/*", bearerAuth(opts.token ?? ""));
+  app.use("/v1/*", jsonBodies());
   app.use(
     "/v1/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json(errorBody("payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`), 413),
+      onError: (c) => refuse(c, 413, "payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`),
     }),
   );
 
