@@ -117,10 +117,10 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
     const { runtime, warnings } = await prepare(loaded, { logger, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
     logEvents(runtime, logger);
-    const { host, port, token } = loaded.config.gateway;
+    const { host, port, token, allowed_origins, allowed_hosts } = loaded.config.gateway;
     let running: RunningGateway;
     try {
-      running = await startGateway({ runtime, host, port, token, logger });
+      running = await startGateway({ runtime, host, port, token, logger, allowedOrigins: allowed_origins, allowedHosts: allowed_hosts });
     } catch (error) {
       await runtime.close(0);
       throw error;

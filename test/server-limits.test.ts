@@ -47,6 +47,7 @@ describe("an early answer on a kept-alive connection", () => {
     ["a body over 1 MiB", 413, {}, { method: "POST", headers: json, body: Buffer.alloc(2 * 1024 * 1024, " ") }],
     ["a text/plain body", 415, {}, { method: "POST", headers: { "content-type": "text/plain" }, body: '{"message":"hi"}' }],
     ["no token", 401, { token: "s3cret" }, { method: "POST", headers: json, body: '{"message":"hi"}' }],
+    ["a foreign origin", 403, {}, { method: "POST", headers: { ...json, origin: "https://evil.example" }, body: '{"message":"hi"}' }],
   ] as const)("after %s (%i) closes the connection, and the client's next request works", { timeout: 60_000 }, async (_what, status, opts, init) => {
     const h = harness();
     const running = await serve(h, opts);

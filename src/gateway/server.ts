@@ -11,6 +11,10 @@ export interface GatewayOptions {
   host: string;
   port: number;
   token: string;
+  /** Origins whose web pages may call the API (CORS); see `AppOptions`. */
+  allowedOrigins?: readonly string[];
+  /** Hosts answered while no token is set, besides loopback ones; see `AppOptions`. */
+  allowedHosts?: readonly string[];
   /** How long running turns may take to finish on shutdown before they are aborted. */
   graceMs?: number;
   logger: Logger;
@@ -39,7 +43,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         "Set gateway.token (or PICOCLAW_GATEWAY_TOKEN), or bind to 127.0.0.1.",
     );
   }
-  const app = createApp(runtime, { token, logger });
+  const app = createApp(runtime, { token, logger, allowedOrigins: opts.allowedOrigins, allowedHosts: opts.allowedHosts });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
