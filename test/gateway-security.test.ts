@@ -290,6 +290,18 @@ describe("the gateway's config keys", () => {
     ]);
   });
 
+  it("bad limits stop start-up, each named by its JSON path", () => {
+    expect(problemsOf({ limits: { headers_timeout_ms: 50, max_connections: 0, keep_alive_timeout_ms: "5s", idle: 1 } })).toEqual([
+      "gateway.limits.headers_timeout_ms: must be >= 100",
+      "gateway.limits.keep_alive_timeout_ms: expected number, received string",
+      "gateway.limits.max_connections: must be >= 1",
+      'gateway.limits: unknown key "idle"',
+    ]);
+    expect(problemsOf({ limits: { headers_timeout_ms: 40_000, request_timeout_ms: 30_000 } })).toEqual([
+      "gateway.limits.headers_timeout_ms: must not be more than request_timeout_ms",
+    ]);
+  });
+
   it("every origin and host the config accepts, the gateway accepts", () => {
     const origins = ["https://app.example.com", "https://app.example.com/", "http://localhost:5173", "HTTPS://App.Example.com:443", "http://[::1]:8080"];
     const hosts = ["myhost.lan", "myhost.lan:18790", "192.168.1.5", "[fd00::1]", "[fd00::1]:8080", "xn--bcher-kva.example"];

@@ -150,6 +150,24 @@ export const gatewaySchema = z
       .array(z.string().refine(isHost, "expected a host name or address, optionally with :port, such as myhost.lan or myhost.lan:18790"))
       .default([])
       .describe("Host headers answered while no token is set, besides localhost, 127.x.y.z and [::1]; without :port any port."),
+    limits: z
+      .strictObject({
+        headers_timeout_ms: int(100, 600_000)
+          .default(10_000)
+          .describe("Time a client has to send a request's headers, in ms; a connection that has not sent them by then is closed."),
+        request_timeout_ms: int(100, 3_600_000)
+          .default(30_000)
+          .describe("Time a client has to send a whole request (headers and body), in ms. The answer may take longer."),
+        keep_alive_timeout_ms: int(100, 600_000).default(5_000).describe("How long an idle connection stays open after an answer, in ms."),
+        max_connections: int(1, 1_000_000)
+          .default(1_000)
+          .describe("Open connections at most; a new one past it closes the longest-idle connection, or is refused when all are busy."),
+      })
+      .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
+        path: ["headers_timeout_ms"],
+        message: "must not be more than request_timeout_ms",
+      })
+      .prefault({}),
   })
   .prefault({});
 
