@@ -117,10 +117,24 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
     const { runtime, warnings } = await prepare(loaded, { logger, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
     logEvents(runtime, logger);
-    const { host, port, token } = loaded.config.gateway;
+    const { host, port, token, allowed_origins, allowed_hosts, limits } = loaded.config.gateway;
     let running: RunningGateway;
     try {
-      running = await startGateway({ runtime, host, port, token, logger });
+      running = await startGateway({
+        runtime,
+        host,
+        port,
+        token,
+        logger,
+        allowedOrigins: allowed_origins,
+        allowedHosts: allowed_hosts,
+        limits: {
+          headersTimeoutMs: limits.headers_timeout_ms,
+          requestTimeoutMs: limits.request_timeout_ms,
+          keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
+          maxConnections: limits.max_connections,
+        },
+      });
     } catch (error) {
       await runtime.close(0);
       throw error;

@@ -21,7 +21,14 @@ describe("config file lookup", () => {
     const cwd = tempDir();
     const loaded = loadConfig({ env: {}, cwd });
     expect(loaded.file).toBeNull();
-    expect(loaded.config.gateway).toEqual({ host: "127.0.0.1", port: 18790, token: "" });
+    expect(loaded.config.gateway).toEqual({
+      host: "127.0.0.1",
+      port: 18790,
+      token: "",
+      allowed_origins: [],
+      allowed_hosts: [],
+      limits: { headers_timeout_ms: 10_000, request_timeout_ms: 30_000, keep_alive_timeout_ms: 5_000, max_connections: 1_000 },
+    });
     expect(loaded.config.agents.default).toBe("main");
     expect(loaded.config.agents.defaults).toEqual({
       model_name: "local",
@@ -225,7 +232,7 @@ describe("environment overrides", () => {
         PICOCLAW_TOOLS_SPAWN_ENABLED: "False",
       },
     );
-    expect(loaded.config.gateway).toEqual({ host: "0.0.0.0", port: 0, token: "t0k" });
+    expect(loaded.config.gateway).toMatchObject({ host: "0.0.0.0", port: 0, token: "t0k" });
     expect(loaded.config.agents.defaults.model_name).toBe("b");
     expect(loaded.config.agents.defaults.max_tool_iterations).toBe(7);
     expect(loaded.config.tools.todo.enabled).toBe(true);

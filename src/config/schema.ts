@@ -127,18 +127,56 @@ export const toolsSchema = z
   .catchall(pluginToolSchema)
   .prefault({});
 
+/** An origin as browsers send it: `scheme://host[:port]`, http or https, nothing after. */
+function isOrigin(text: string): boolean {
+  if (!URL.canParse(text)) return false;
+  const url = new URL(text);
+  return (url.protocol === "http:" || url.protocol === "https:") && url.username === "" && url.password === "" && url.pathname === "/" && !/[?#]/.test(text);
+}
+
+/** A host name or address, optionally with `:port` (IPv6 in brackets). */
+const isHost = (text: string) => /^[^\s/\\?#@]+$/.test(text) && URL.canParse(`http://${text}`);
+
+export const gatewaySchema = z
+  .strictObject({
+    host: z.string().min(1).default("127.0.0.1"),
+    port: int(0, 65535).default(18790).describe("0 picks any free port."),
+    token: z.string().default("").describe("When set, /v1/* requires Authorization: Bearer <token>."),
+    allowed_origins: z
+      .array(z.string().refine(isOrigin, "expected an origin: scheme://host[:port], such as https://app.example.com (no path)"))
+      .default([])
+      .describe("Web origins whose pages may call the API (they get CORS headers); a request from any other page is refused (403)."),
+    allowed_hosts: z
+      .array(z.string().refine(isHost, "expected a host name or address, optionally with :port, such as myhost.lan or myhost.lan:18790"))
+      .default([])
+      .describe("Host headers answered while no token is set, besides localhost, 127.x.y.z and [::1]; without :port any port."),
+    limits: z
+      .strictObject({
+        headers_timeout_ms: int(100, 600_000)
+          .default(10_000)
+          .describe("Time a client has to send a request's headers, in ms; a connection that has not sent them by then is closed."),
+        request_timeout_ms: int(100, 3_600_000)
+          .default(30_000)
+          .describe("Time a client has to send a whole request (headers and body), in ms. The answer may take longer."),
+        keep_alive_timeout_ms: int(100, 600_000).default(5_000).describe("How long an idle connection stays open after an answer, in ms."),
+        max_connections: int(1, 1_000_000)
+          .default(1_000)
+          .describe("Open connections at most; a new one past it closes the longest-idle connection, or is refused when all are busy."),
+      })
+      .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
+        path: ["headers_timeout_ms"],
+        message: "must not be more than request_timeout_ms",
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
 export const DEFAULT_MODEL_LIST = [{ model_name: "local", provider: "builtin", model: "scripted" }] as const;
 
 export const configSchema = z
   .strictObject({
     $schema: z.string().optional().describe("Path or URL of the JSON Schema, for editors."),
-    gateway: z
-      .strictObject({
-        host: z.string().min(1).default("127.0.0.1"),
-        port: int(0, 65535).default(18790).describe("0 picks any free port."),
-        token: z.string().default("").describe("When set, /v1/* requires Authorization: Bearer <token>."),
-      })
-      .prefault({}),
+    gateway: gatewaySchema,
     agents: agentsSchema,
     model_list: z.array(modelEntrySchema).default(() => DEFAULT_MODEL_LIST.map((m) => ({ ...m }))),
     tools: toolsSchema,

@@ -7,8 +7,12 @@ import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID } from "../session/key.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
+import { jsonBodies } from "./content-type.js";
 import { errorBody, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
+import { hostGuard } from "./host.js";
+import { originGuard } from "./origin.js";
+import { refuse } from "./refusal.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,6 +20,16 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export interface AppOptions {
   /** When non-empty, every /v1/* route needs `Authorization: Bearer <token>`. */
   token?: string;
+  /**
+   * Origins (`https://app.example.com`) whose web pages may call the API: they
+   * get CORS headers. A request with any other Origin but the gateway's own is refused.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Hosts (`myhost.lan`, `myhost.lan:18790`) answered while no token is set,
+   * besides `localhost`, 127.x.y.z and `[::1]`. With a token any Host is answered.
+   */
+  allowedHosts?: readonly string[];
   /** Where failed requests are logged (never with a body). */
   logger?: Logger;
 }
@@ -45,14 +59,20 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   });
   app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404));
 
+  // Who may ask, before anything runs (README, "Security and limits"): every route, /health too.
+  const token = opts.token ?? "";
+  if (token === "") app.use("*", hostGuard(opts.allowedHosts ?? []));
+  app.use("*", originGuard(opts.allowedOrigins ?? []));
+
   app.get("/health", (c) => c.json({ status: "ok" }));
 
-  app.use("/v1/*", bearerAuth(opts.token ?? ""));
+  app.use("/v1/*", bearerAuth(token));
+  app.use("/v1/*", jsonBodies());
   app.use(
     "/v1/*",
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json(errorBody("payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`), 413),
+      onError: (c) => refuse(c, 413, "payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`),
     }),
   );
 

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
+import { refuse } from "./refusal.js";
 
 const digest = (text: string) => createHash("sha256").update(text, "utf8").digest();
 
@@ -19,7 +20,7 @@ export function bearerAuth(token: string): MiddlewareHandler {
     const match = /^Bearer[ \t]+(.+)$/i.exec(header.trim());
     if (!match || !safeEqual(match[1]!.trim(), token)) {
       c.header("www-authenticate", 'Bearer realm="picoclaw"');
-      return c.json({ error: { code: "unauthorized", message: match ? "wrong bearer token" : "missing Authorization: Bearer <token>" } }, 401);
+      return refuse(c, 401, "unauthorized", match ? "wrong bearer token" : "missing Authorization: Bearer <token>");
     }
     return next();
   };

@@ -1,16 +1,43 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
-import { PicoclawError } from "../errors.js";
+import { ConfigError, PicoclawError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createApp } from "./app.js";
+import { limitConnections } from "./connections.js";
+
+/** What the node server allows its clients (README, "Security and limits"). */
+export interface ServerLimits {
+  /** Time a client has to send a request's headers; a connection that has not by then is closed. */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request, headers and body (not the time the answer takes). */
+  requestTimeoutMs: number;
+  /** How long an idle connection stays open after an answer. */
+  keepAliveTimeoutMs: number;
+  /** Open connections at most (see `limitConnections`). */
+  maxConnections: number;
+}
+
+/** The limits when none are given: the same as the config's defaults (a test holds them equal). */
+export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+};
 
 export interface GatewayOptions {
   runtime: Runtime;
   host: string;
   port: number;
   token: string;
+  /** Origins whose web pages may call the API (CORS); see `AppOptions`. */
+  allowedOrigins?: readonly string[];
+  /** Hosts answered while no token is set, besides loopback ones; see `AppOptions`. */
+  allowedHosts?: readonly string[];
+  /** Any limit not given is its default (`DEFAULT_LIMITS`). */
+  limits?: Partial<ServerLimits>;
   /** How long running turns may take to finish on shutdown before they are aborted. */
   graceMs?: number;
   logger: Logger;
@@ -39,8 +66,24 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         "Set gateway.token (or PICOCLAW_GATEWAY_TOKEN), or bind to 127.0.0.1.",
     );
   }
-  const app = createApp(runtime, { token, logger });
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  const limits = { ...DEFAULT_LIMITS, ...opts.limits };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError([`the headers timeout (${limits.headersTimeoutMs} ms) must not be more than the request timeout (${limits.requestTimeoutMs} ms)`]);
+  }
+  const app = createApp(runtime, { token, logger, allowedOrigins: opts.allowedOrigins, allowedHosts: opts.allowedHosts });
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    hostname: host,
+    serverOptions: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node looks for connections past their headers or request time this often (30 s unless told).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
+    },
+  }) as Server;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  limitConnections(server, limits.maxConnections, logger);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;

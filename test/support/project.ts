@@ -124,7 +124,8 @@ function setUp(opts: HarnessOptions) {
 function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logger: RecordingLogger, booted: Bootstrapped): Harness {
   const { runtime, warnings } = booted;
   onTestFinished(() => runtime.close(0));
-  const app = createApp(runtime, { token: opts.token ?? loaded.config.gateway.token, logger });
+  const { token, allowed_origins, allowed_hosts } = loaded.config.gateway;
+  const app = createApp(runtime, { token: opts.token ?? token, logger, allowedOrigins: allowed_origins, allowedHosts: allowed_hosts });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);
   return {
     dir,

@@ -1,0 +1,59 @@
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Logger } from "../log.js";
+
+/**
+ * At most `max` open connections, without letting idle ones lock clients
+ * out. A connection is busy while a request on it is being answered (from
+ * its headers to the end of its answer: a turn, an event stream) and idle
+ * otherwise: connected but silent, half-way through its headers, or kept
+ * alive between requests. When a new connection would be one too many, the
+ * connection idle the longest is closed to make room; only when every
+ * connection is busy is the newcomer refused (closed at once). Idle
+ * connections end anyway (headers and keep-alive timeouts); this keeps a
+ * crowd of them from filling the gateway meanwhile.
+ */
+export function limitConnections(server: Server, max: number, logger: Logger): void {
+  /** Open connections and their requests in progress, longest idle first (a Map keeps insertion order). */
+  const open = new Map<Socket, { busy: number }>();
+  let refusing = false;
+  const idleNow = (socket: Socket, state: { busy: number }) => {
+    // Moves it to the end: the most recently idle.
+    open.delete(socket);
+    if (!socket.destroyed) open.set(socket, state);
+  };
+
+  // The one slot over `max` is where a newcomer waits while an idle connection is closed for it.
+  server.maxConnections = max + 1;
+  server.on("connection", (socket: Socket) => {
+    const state = { busy: 0 };
+    open.set(socket, state);
+    socket.once("close", () => open.delete(socket));
+    if (open.size <= max) {
+      refusing = false;
+      return;
+    }
+    for (const [other, { busy }] of open) {
+      if (other !== socket && busy === 0) {
+        other.destroy();
+        open.delete(other);
+        refusing = false;
+        return;
+      }
+    }
+    open.delete(socket);
+    socket.destroy();
+    if (!refusing) logger.warn(`gateway.limits.max_connections (${max}) reached with every connection busy: refusing new connections`);
+    refusing = true;
+  });
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    const state = open.get(socket);
+    if (state === undefined) return;
+    state.busy += 1;
+    response.once("close", () => {
+      state.busy -= 1;
+      if (state.busy === 0) idleNow(socket, state);
+    });
+  });
+}
