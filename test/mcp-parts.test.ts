@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../src/tools/mcp/backoff.js";
-import { checkInputSchema } from "../src/tools/mcp/input-schema.js";
+import { checkInputSchema } from "../src/tools/json-schema.js";
 import { isUsableToolName, mcpToolName } from "../src/tools/mcp/names.js";
 import { mcpResult } from "../src/tools/mcp/result.js";
 

@@ -151,7 +151,16 @@ describe("loading plugins", () => {
       fixture("bad-schema.js"),
       /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/,
     ],
-    ["parameters that are not zod", fixture("not-zod.js"), /a tool "plain" parameters must be a zod 4 schema/],
+    [
+      "parameters that are neither zod 4 nor a JSON Schema object",
+      fixture("not-zod.js"),
+      /a tool "plain" parameters must be a zod 4 schema \(import \{ z \} from "picoclaw-ts"\) or a JSON Schema object$/,
+    ],
+    [
+      "JSON Schema parameters that are not an object schema",
+      fixture("json-not-object.js"),
+      /a tool "scalar": parameters does not have type "object" at the top$/,
+    ],
     ["a name clash with a built-in tool", fixture("clash.js"), /tool "todo" clashes with the tool of the same name from the built-in tools$/],
   ])("%s stops start-up naming the module", async (_case, spec, message) => {
     const found = await problems([spec]);
