@@ -172,7 +172,7 @@ describe("limits hold even against a tool that ignores its abort signal", () => 
     const turn = h.chat({ message: call("deaf", {}), session: "deaf" });
     while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
     expect((await h.chat({ message: "/stop", session: "deaf" })).json.reply).toBe("Stopped.");
-    expect((await turn).status).toBe(503);
+    expect(await turn).toMatchObject({ status: 200, json: { stopped: true } });
   });
 });
 
@@ -285,8 +285,8 @@ describe("/stop and /subagents", () => {
     const stopped = await h.chat({ message: "/stop", session: "stop" });
     expect(stopped.json.reply).toBe("Stopped, along with 1 subagent.");
     const result = await turn;
-    expect(result.status).toBe(503);
-    expect(result.json.error.code).toBe("aborted");
+    expect(result.status).toBe(200);
+    expect(result.json).toMatchObject({ stopped: true, reply: expect.stringMatching(/^Stopped by \/stop/) });
     expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
     expect((await h.chat({ message: "/subagents", session: "stop" })).json.reply).toBe("No subagents are running.");
     expect((await h.chat({ message: "/stop", session: "stop" })).json.reply).toBe("Nothing was running.");

@@ -94,6 +94,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       reply: outcome.reply,
       // What reached the session while nobody was watching comes first, once.
       delivered: [...runtime.takeDeliveries(outcome.sessionKey), ...outcome.delivered],
+      // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
+      ...(outcome.stopped ? { stopped: true } : {}),
     });
   });
 

@@ -60,7 +60,12 @@ export interface MessageOutcome {
   sessionKey: string;
   reply: string;
   delivered: Delivery[];
+  /** `/stop` ended this message before it was answered: `reply` says so, and nothing of it was kept. */
+  stopped?: true;
 }
+
+/** The reply to a message that `/stop` ended. */
+export const STOPPED_REPLY = "Stopped by /stop before it was answered; this message is not kept in the history.";
 
 /** Entries the runtime holds, by kind. */
 export interface RuntimeStats {
@@ -293,6 +298,12 @@ export class Runtime {
     try {
       const reply = await task;
       return { agentId: agent.id, sessionKey, reply, delivered };
+    } catch (error) {
+      // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
+      // Shutdown and a client that left abort with their own reasons and stay errors.
+      if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
+      delivered.push({ from: "command", text: STOPPED_REPLY });
+      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, stopped: true };
     } finally {
       stop?.release();
       joined.dispose();
