@@ -8,6 +8,7 @@ import { Outbox } from "../src/runtime/outbox.js";
 import { childSessionKey, depth, isSubagentKey, isWithin, parentKey, parseSessionKey, rootKey, sessionKeyFor } from "../src/session/key.js";
 import { SessionLifecycle, SessionState } from "../src/session/state.js";
 import { StopSwitches } from "../src/runtime/stop-switches.js";
+import { CLEARED, SpawnedChildren } from "../src/tools/subagent/spawned.js";
 import { Subturns } from "../src/tools/subagent/subturns.js";
 import { silentLogger } from "../src/log.js";
 import { realTimer } from "../src/signals.js";
@@ -273,5 +274,41 @@ describe("stop switches", () => {
     other.release();
     expect(switches.size).toBe(0);
     expect(switches.stop("s")).toBe(false);
+  });
+});
+
+describe("spawned children and /clear", () => {
+  it("a clear stops the session's children, waits until they end, and voids a result that comes in after it", async () => {
+    const spawned = new SpawnedChildren();
+    const mine = spawned.add("agent:main:http:s");
+    const other = spawned.add("agent:main:http:t");
+    let finish!: (result: string) => void;
+    const done = new Promise<string>((resolve) => (finish = resolve));
+    const answered: string[] = [];
+    const settled = mine.settle(done, (result) => answered.push(result));
+    const otherSettled = other.settle(Promise.resolve("other's result"), (result) => answered.push(result));
+    let cleared = false;
+    const clearing = spawned.clearSession("agent:main:http:s", "clear").then(() => (cleared = true));
+    expect(mine.signal.aborted).toBe(true);
+    expect((mine.signal.reason as Error).message).toBe(CLEARED);
+    expect(other.signal.aborted).toBe(false);
+    await otherSettled;
+    expect(cleared).toBe(false);
+    finish("a late result");
+    await clearing;
+    await settled;
+    expect(answered).toEqual(["other's result"]);
+    expect(spawned.size).toBe(0);
+  });
+
+  it("the end of a sub-turn (release) and a clear of another session leave children alone", async () => {
+    const spawned = new SpawnedChildren();
+    const child = spawned.add("agent:main:http:s");
+    await spawned.clearSession("agent:main:http:s", "release");
+    await spawned.clearSession("agent:main:http:s2", "clear");
+    expect(child.signal.aborted).toBe(false);
+    const answered: string[] = [];
+    await child.settle(Promise.resolve("result"), (result) => answered.push(result));
+    expect(answered).toEqual(["result"]);
   });
 });

@@ -92,8 +92,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       agent: outcome.agentId,
       session_key: outcome.sessionKey,
       reply: outcome.reply,
-      // What reached the session while nobody was watching comes first, once.
-      delivered: [...runtime.takeDeliveries(outcome.sessionKey), ...outcome.delivered],
+      // What reached the session while nobody was watching comes first, once (never after /clear).
+      delivered: [...outcome.earlier, ...outcome.delivered],
       // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
       ...(outcome.stopped ? { stopped: true } : {}),
     });
