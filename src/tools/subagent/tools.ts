@@ -58,7 +58,7 @@ async function runNow(host: SubagentToolsHost, ctx: ToolContext, target: AgentDe
   const refusal = host.subturns.refusal(ctx.sessionKey, text);
   if (refusal) return toolResult.error(refusal);
   const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
-  if (!release) return toolResult.error(host.subturns.busyMessage());
+  if (typeof release === "string") return toolResult.error(release);
   const { done } = host.subturns.start({ parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: text, label: name, signal: ctx.signal }, release);
   const result = await done;
   if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -109,7 +109,7 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       const refusal = host.subturns.refusal(ctx.sessionKey, args.task);
       if (refusal) return toolResult.error(refusal);
       const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
-      if (!release) return toolResult.error(host.subturns.busyMessage());
+      if (typeof release === "string") return toolResult.error(release);
       const name = args.label ?? (target === caller ? "subagent" : target.id);
       // Stopped by /stop and shutdown (the session's stop switch), and by /clear (which also voids its result).
       const stop = host.holdStop(ctx.sessionKey);
