@@ -172,7 +172,7 @@ describe("limits hold even against a tool that ignores its abort signal", () => 
     const turn = h.chat({ message: call("deaf", {}), session: "deaf" });
     while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
     expect((await h.chat({ message: "/stop", session: "deaf" })).json.reply).toBe("Stopped.");
-    expect((await turn).status).toBe(503);
+    expect(await turn).toMatchObject({ status: 200, json: { stopped: true } });
   });
 });
 
@@ -285,8 +285,8 @@ describe("/stop and /subagents", () => {
     const stopped = await h.chat({ message: "/stop", session: "stop" });
     expect(stopped.json.reply).toBe("Stopped, along with 1 subagent.");
     const result = await turn;
-    expect(result.status).toBe(503);
-    expect(result.json.error.code).toBe("aborted");
+    expect(result.status).toBe(200);
+    expect(result.json).toMatchObject({ stopped: true, reply: expect.stringMatching(/^Stopped by \/stop/) });
     expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
     expect((await h.chat({ message: "/subagents", session: "stop" })).json.reply).toBe("No subagents are running.");
     expect((await h.chat({ message: "/stop", session: "stop" })).json.reply).toBe("Nothing was running.");
@@ -304,5 +304,62 @@ describe("/stop and /subagents", () => {
     const next = await h.chat({ message: "SAY next", session: "bgstop" });
     expect(next.json.delivered).toEqual([{ from: "agent", text: "next" }]);
     expect(h.runtime.historyOf("agent:main:http:bgstop").some((m) => String(m.content).includes("System note"))).toBe(false);
+  });
+});
+
+describe("max_running: subagents running in the whole gateway", () => {
+  /** The most children running at once, as subagent.start and subagent.end tell. */
+  function peakOf(h: Harness): () => number {
+    let running = 0;
+    let peak = 0;
+    h.runtime.on("subagent.start", () => (peak = Math.max(peak, ++running)));
+    h.runtime.on("subagent.end", () => running--);
+    return () => peak;
+  }
+
+  /** A CALL line whose arguments may hold " && " (escaped, so the line splits only between calls). */
+  const callSafe = (tool: string, args: unknown) => `CALL ${tool} ${JSON.stringify(args).replaceAll("&", "\\u0026")}`;
+  const fanOut = (...calls: string[]) => calls.join(" && ");
+
+  it("a fan-out that would start more never runs more than the cap; a subagent's children over it get an error result at once", async () => {
+    const h = gateway({ subturn: { max_running: 4 } }, new ManualTimers().timer);
+    const peak = peakOf(h);
+    const starts = record(h, "subagent.start");
+    const ends = record(h, "subagent.end");
+    const toolEnds = record(h, "tool.end");
+    const leaf = "WAIT fan-leaf\nSAY leaf";
+    const middle = `${fanOut(call("subagent", { task: leaf }), call("subagent", { task: leaf }))}\nSAY middle`;
+    // 3 children, each asking for 2 of its own: 9 in all, with room for 4.
+    const chat = h.chat({ message: fanOut(...[1, 2, 3].map((n) => callSafe("subagent", { task: middle, label: `m${n}` }))) });
+    await eventually(() => expect(toolEnds.filter((e) => e.isError)).toHaveLength(5));
+    expect(starts).toHaveLength(4);
+    openGate("fan-leaf");
+    const { status } = await chat;
+    expect(status).toBe(200);
+    expect(ends.map((e) => e.outcome)).toEqual(["done", "done", "done", "done"]);
+    expect(peak()).toBe(4);
+    const refusals = model.server.requests.flatMap((r) => toolResults(r)).filter((text) => text.startsWith("too many subagents are running in the gateway"));
+    expect(new Set(refusals)).toEqual(
+      new Set(["too many subagents are running in the gateway (agents.defaults.subturn.max_running = 4); do this work yourself"]),
+    );
+  });
+
+  it("children of a user's turn over the cap wait for a place and then run", async () => {
+    const timers = new ManualTimers();
+    const h = gateway({ subturn: { max_running: 2 } }, timers.timer);
+    const peak = peakOf(h);
+    const starts = record(h, "subagent.start");
+    const ends = record(h, "subagent.end");
+    const task = "WAIT fan-root\nSAY ran";
+    const chat = h.chat({ message: fanOut(...[1, 2, 3].map((n) => call("subagent", { task, label: `r${n}` }))) });
+    await eventually(() => expect(starts).toHaveLength(2));
+    // The third waits for a place, at most concurrency_timeout_ms.
+    await eventually(() => expect(timers.pending().map((t) => t.ms)).toContain(30_000));
+    openGate("fan-root");
+    const { status, json } = await chat;
+    expect(status).toBe(200);
+    expect(json.reply.split(" | ").filter((r: string) => r.includes("finished"))).toHaveLength(3);
+    expect(ends.map((e) => e.outcome)).toEqual(["done", "done", "done"]);
+    expect(peak()).toBe(2);
   });
 });

@@ -2,13 +2,17 @@ import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
 import { abortReason } from "../../errors.js";
 import { isSubagentKey } from "../../session/key.js";
+import { joinSignals } from "../../signals.js";
 import type { AnyTool } from "../registry.js";
 import { type ToolContext, type ToolResult, defineTool, toolResult } from "../tool.js";
+import type { SpawnedChildren } from "./spawned.js";
 import type { ChildResult, Subturns } from "./subturns.js";
 
 /** What the subagent tools need. */
 export interface SubagentToolsHost {
   readonly subturns: Subturns;
+  /** Spawned children until their result is handed on: what /clear stops and voids. */
+  readonly spawned: SpawnedChildren;
   readonly agents: ReadonlyMap<string, AgentDefinition>;
   /** `tools.subagent.deliver`: the child's reply reaches the user too. */
   readonly deliverReplies: boolean;
@@ -54,7 +58,7 @@ async function runNow(host: SubagentToolsHost, ctx: ToolContext, target: AgentDe
   const refusal = host.subturns.refusal(ctx.sessionKey, text);
   if (refusal) return toolResult.error(refusal);
   const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
-  if (!release) return toolResult.error(host.subturns.busyMessage());
+  if (typeof release === "string") return toolResult.error(release);
   const { done } = host.subturns.start({ parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: text, label: name, signal: ctx.signal }, release);
   const result = await done;
   if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -105,19 +109,21 @@ export function createSubagentTools(host: SubagentToolsHost): AnyTool[] {
       const refusal = host.subturns.refusal(ctx.sessionKey, args.task);
       if (refusal) return toolResult.error(refusal);
       const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
-      if (!release) return toolResult.error(host.subturns.busyMessage());
+      if (typeof release === "string") return toolResult.error(release);
       const name = args.label ?? (target === caller ? "subagent" : target.id);
+      // Stopped by /stop and shutdown (the session's stop switch), and by /clear (which also voids its result).
       const stop = host.holdStop(ctx.sessionKey);
+      const child = host.spawned.add(ctx.sessionKey);
+      const signals = joinSignals([stop.signal, child.signal]);
       const started = host.subturns.start(
-        { parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: args.task, label: name, signal: stop.signal },
+        { parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: args.task, label: name, signal: signals.signal },
         release,
       );
-      host.track(
-        started.done.then((result) => {
-          stop.release();
-          host.announce(ctx.sessionKey, caller, result);
-        }),
-      );
+      const ended = started.done.finally(() => {
+        signals.dispose();
+        stop.release();
+      });
+      host.track(child.settle(ended, (result) => host.announce(ctx.sessionKey, caller, result)));
       return toolResult.silent(
         `Started subagent ${started.id} ("${name}", agent ${target.id}) in the background. Its result will arrive in this conversation when it finishes; you do not need to wait for it.`,
       );
