@@ -62,7 +62,7 @@ describe("GET /v1/agents", () => {
           name: "Main",
           description: "the main one",
           model: "local",
-          tools: ["boom", "delegate", "echo", "spawn", "subagent", "wait", "whisper"],
+          tools: ["boom", "echo", "spawn", "subagent", "wait", "whisper"],
         },
         { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
       ],

@@ -187,7 +187,25 @@ describe("delegate and spawn with agent_id", () => {
     expect(childRequests(task).at(-1)!.body.messages[0]).toEqual({ role: "system", content: "You research." });
   });
 
-  it("refuses agents not listed, unknown agents and itself", async () => {
+  it("delegate is offered only to agents whose allow_agents lists someone; spawn then has no agent_id", async () => {
+    const h = harness({
+      agents: { main: "---\nname: Main\n---\nAlone.", lead: "---\nallow_agents: [main]\n---\nLeads." },
+      config: { ...openaiConfig(model.server.url) },
+    });
+    const agents = await jsonOf(await h.request("/v1/agents"));
+    expect(agents.agents.map((a: { id: string; tools: string[] }) => [a.id, a.tools])).toEqual([
+      ["lead", ["delegate", "spawn", "subagent"]],
+      ["main", ["spawn", "subagent"]],
+    ]);
+    await h.chat({ message: "SAY hi" });
+    const spawn = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "spawn");
+    expect(Object.keys(spawn.function.parameters.properties)).toEqual(["task", "label"]);
+    expect((await h.chat({ message: call("delegate", { agent_id: "lead", task: "x" }) })).json.reply).toMatch(
+      /^done: tool "delegate" is not available to this agent/,
+    );
+  });
+
+  it("refuses agents not listed, unknown agents and itself: the agent_id schema lists only the allowed agents", async () => {
     const h = gateway();
     const { json } = await h.chat({
       message: [
@@ -197,15 +215,21 @@ describe("delegate and spawn with agent_id", () => {
       ].join("\n"),
     });
     const results = json.reply.replace(/^done: /, "").split(" | ");
-    expect(results[0]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
-    expect(results[1]).toBe('agent "main" is yourself; use the subagent tool to hand work to a copy of yourself');
-    expect(results[2]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
+    expect(results[0]).toBe('invalid arguments for tool "delegate": agent_id: expected one of "researcher"');
+    expect(results[1]).toBe('invalid arguments for tool "delegate": agent_id: expected one of "researcher"');
+    expect(results[2]).toBe('invalid arguments for tool "spawn": agent_id: expected one of "researcher"');
+    const delegate = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "delegate");
+    expect(delegate.function.parameters.properties.agent_id).toEqual({
+      type: "string",
+      enum: ["researcher"],
+      description: "The agent to hand the task to: researcher.",
+    });
     const star = harness({
-      agents: { main: "---\nallow_agents: ['*']\n---\np", other: "p" },
+      agents: { main: "---\nallow_agents: ['*']\n---\np", other: "---\ndescription: Does other things\n---\np" },
       config: { ...openaiConfig(model.server.url) },
     });
     const ghost = await star.chat({ message: call("delegate", { agent_id: "ghost", task: "x" }) });
-    expect(ghost.json.reply).toBe('done: there is no agent "ghost"; agents: main, other');
+    expect(ghost.json.reply).toBe('done: invalid arguments for tool "delegate": agent_id: expected one of "other"');
   });
 });
 

@@ -39,8 +39,8 @@ export interface FeatureParts {
   tools?: readonly AnyTool[];
   /** Where its tools come from, shown by `picoclaw agents` and in clash errors (default: `feature "<name>"`). */
   origin?: (toolName: string) => string;
-  /** The form of one of its tools a given agent gets (the todo tool's style); the tool itself otherwise. */
-  toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool;
+  /** The form of one of its tools a given agent gets (the todo tool's style, the agents `delegate` may name), or undefined when that agent is not offered it at all. */
+  toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool | undefined;
   commands?: readonly Command[];
   /**
    * Per-session state: dropped by `/clear` and when a sub-turn ends. Work a

@@ -32,16 +32,18 @@ export function subagentFeature(): SubagentFeature {
       host.events.on("subagent.end", (e) => {
         host.logger.info("subagent", { agent: e.agentId, parent: e.parentKey, child: e.childKey, label: e.label, outcome: e.outcome, ms: e.durationMs });
       });
+      const made = createSubagentTools({
+        subturns: children,
+        spawned,
+        agents: host.agents,
+        deliverReplies: host.config.tools.subagent.deliver,
+        holdStop: (key) => host.holdStop(key),
+        announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
+        track: (work) => host.track(work),
+      });
       return {
-        tools: createSubagentTools({
-          subturns: children,
-          spawned,
-          agents: host.agents,
-          deliverReplies: host.config.tools.subagent.deliver,
-          holdStop: (key) => host.holdStop(key),
-          announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
-          track: (work) => host.track(work),
-        }),
+        tools: made.tools,
+        toolFor: made.formFor,
         origin: () => BUILT_IN_ORIGIN,
         commands: [
           subagentsCommand(
