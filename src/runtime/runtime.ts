@@ -17,7 +17,7 @@ import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
-import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
+import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscriber } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
@@ -150,6 +150,7 @@ export class Runtime {
     }
     this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
