@@ -116,6 +116,10 @@ export class Runtime {
   private readonly warnings: string[] = [];
   private closing = false;
   private readonly closers: (() => Promise<void> | void)[] = [];
+  /** Features that take input from outside (chat channels): started with the gateway, stopped first on close. */
+  private readonly starters: { name: string; start: () => Promise<void> | void }[] = [];
+  private readonly stoppers: (() => Promise<void> | void)[] = [];
+  private started = false;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -147,6 +151,8 @@ export class Runtime {
       this.featureRoutes.push(...(parts.routes ?? []));
       this.warnings.push(...(parts.warnings ?? []));
       if (parts.close) this.closers.push(parts.close.bind(parts));
+      if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
+      if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
     }
     this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
@@ -185,7 +191,21 @@ export class Runtime {
         }
         this.policy.refresh();
       },
+      handleMessage: (input) => this.handleMessage(input),
+      subscribe: (sessionKey, subscriber) => this.outbox.subscribe(sessionKey, subscriber),
     };
+  }
+
+  /**
+   * Starts what features take from outside the gateway (chat channels), all
+   * at once; called when the gateway listens. One that fails leaves the
+   * others running: its failure comes back as a warning naming it.
+   */
+  async start(): Promise<string[]> {
+    if (this.started || this.closing) return [];
+    this.started = true;
+    const results = await Promise.allSettled(this.starters.map(async ({ start }) => start()));
+    return results.flatMap((result, i) => (result.status === "rejected" ? [`${this.starters[i]!.name} did not start: ${messageOf(result.reason)}`] : []));
   }
 
   /** Warnings worth printing at start-up (features', and unknown tools, models or agents named by config and AGENT.md files). */
@@ -412,11 +432,13 @@ export class Runtime {
   }
 
   /**
-   * Stops taking messages, lets running turns finish for up to `graceMs`,
-   * then aborts what is left (sub-turns included), waits for it to unwind and
-   * closes the features.
+   * Stops the features' input (chat channels stop polling), stops taking
+   * messages, lets running turns finish for up to `graceMs`, then aborts
+   * what is left (sub-turns included), waits for it to unwind and closes the
+   * features.
    */
   async close(graceMs = 5000): Promise<void> {
+    await Promise.allSettled(this.stoppers.splice(0).map(async (stop) => stop()));
     this.closing = true;
     const pending = [...this.inflight];
     if (pending.length > 0) {
