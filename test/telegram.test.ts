@@ -266,9 +266,23 @@ describe("the Telegram channel", () => {
 
   it("a token Telegram refuses is a start-up warning naming the channel; the gateway goes on", async () => {
     const { api, h, failures } = await telegramGateway({ botToken: "999:WRONG-token" });
-    expect(failures).toEqual(['telegram channel "telegram" did not start: the Bot API refused the token (401: Unauthorized)']);
+    expect(failures).toEqual(['telegram channel "telegram" did not start: the Bot API refused the token (401: Unauthorized); check channel_list[0].token']);
     expect(api.callsOf("getUpdates")).toEqual([]);
     expect((await h.chat({ message: "hi" })).status).toBe(200);
+  });
+
+  it("a token refused while polling (revoked) stops the bot loudly instead of retrying for ever", async () => {
+    const timers = new ManualTimers();
+    const { api, h } = await telegramGateway({ timer: timers.timer });
+    api.fail("getUpdates", { status: 401, description: "Unauthorized" });
+    await eventually(() =>
+      expect(h.logger.lines).toContainEqual({
+        level: "error",
+        message: 'telegram channel "telegram": the Bot API refused the token (401: Unauthorized); the bot stopped polling: check channel_list[0].token',
+      }),
+    );
+    expect(api.callsOf("getUpdates")).toHaveLength(1);
+    expect(timers.pending()).toEqual([]);
   });
 
   it("a Bot API out of reach at start is a warning without the token, and polling keeps trying", async () => {

@@ -34,6 +34,7 @@ export function telegramChannel(entry: TelegramChannelConfig, path: string): Fea
         timer: host.timer,
         logger: host.logger,
         label,
+        tokenPath: `${path}.token`,
         onUpdate: (update, me) => {
           const incoming = incomingOf(update, me.username);
           if (!incoming) return;

@@ -31,6 +31,8 @@ export interface PollerOptions {
   logger: Logger;
   /** How log lines name the channel. */
   label: string;
+  /** Where the token is configured (`channel_list[0].token`), for the message when Telegram refuses it. */
+  tokenPath: string;
   onUpdate(update: Update, me: UserFromGetMe): void;
 }
 
@@ -57,7 +59,7 @@ export class Poller {
       this.me = await client.api.getMe(grammySignal(this.abort.signal));
     } catch (error) {
       if (this.stopped) return;
-      if (isTokenRefused(error)) throw new Error(`the Bot API refused the token (${client.describe(error)})`);
+      if (isTokenRefused(error)) throw new Error(`the Bot API refused the token (${client.describe(error)}); check ${this.opts.tokenPath}`);
       logger.warn(`${label}: cannot reach the Bot API yet (${client.describe(error)}); trying again in the background`);
     }
     if (this.stopped) return;
@@ -102,7 +104,7 @@ export class Poller {
       } catch (error) {
         if (this.stopped) return;
         if (isTokenRefused(error)) {
-          logger.error(`${label}: the Bot API refused the token (${client.describe(error)}); the bot stopped polling`);
+          logger.error(`${label}: the Bot API refused the token (${client.describe(error)}); the bot stopped polling: check ${this.opts.tokenPath}`);
           return;
         }
         failures++;
