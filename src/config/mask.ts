@@ -6,7 +6,7 @@ const NAMED_VALUES = new Set(["custom_headers", "headers", "env"]);
 export const MASK = "********";
 
 /** Keys whose values are URLs that may carry a password or a secret query parameter. */
-const URL_KEYS = new Set(["url", "api_base"]);
+const URL_KEYS = new Set(["url", "api_base", "api_root"]);
 
 function maskUrl(text: string): string {
   if (!URL.canParse(text)) return text;
