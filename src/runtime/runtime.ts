@@ -11,7 +11,7 @@ import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
-import { type HistoryStore, MemoryHistoryStore } from "../session/history.js";
+import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
@@ -64,8 +64,10 @@ export interface MessageOutcome {
 
 /** Entries the runtime holds, by kind. */
 export interface RuntimeStats {
-  /** Sessions with a history. */
+  /** Sessions with a history in memory. */
   sessions: number;
+  /** Bytes of history in memory (UTF-8 bytes of the messages' JSON). */
+  historyBytes: number;
   /** (agent, session) entries of tools' `ctx.state`. */
   toolStates: number;
   notes: number;
@@ -126,7 +128,15 @@ export class Runtime {
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
-    this.history = opts.history ?? new MemoryHistoryStore(this.config.agents.defaults.max_history_messages);
+    const { defaults } = this.config.agents;
+    this.history =
+      opts.history ??
+      new MemoryHistoryStore({
+        maxMessages: defaults.max_history_messages,
+        maxBytes: defaults.max_history_bytes,
+        maxSessions: this.config.session.max_sessions,
+        maxTotalBytes: this.config.session.max_bytes,
+      });
     this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
     this.tools = new ToolCatalog();
     this.lifecycle.register(this.notes);
@@ -343,7 +353,10 @@ export class Runtime {
     this.running.set(sessionKey, (this.running.get(sessionKey) ?? 0) + 1);
     this.events.emit("turn.start", { ...scope, text });
     const note = this.notes.get(agent.id, sessionKey);
+    let release: (() => void) | undefined;
     try {
+      // Held while the turn runs: a session in use is never evicted.
+      release = await this.history.hold(sessionKey);
       const result = await runTurn({
         ...(note === undefined ? {} : { note }),
         turnId,
@@ -371,6 +384,7 @@ export class Runtime {
       });
       throw error;
     } finally {
+      release?.();
       const left = this.running.get(sessionKey)! - 1;
       if (left === 0) this.running.delete(sessionKey);
       else this.running.set(sessionKey, left);
@@ -387,6 +401,11 @@ export class Runtime {
     return this.history.get(sessionKey);
   }
 
+  /** The last `limit` messages of the session's history (the history API), without marking the session used. */
+  historyPage(sessionKey: string, limit: number): Promise<HistoryPage> {
+    return this.history.page(sessionKey, limit);
+  }
+
   /** Keys of the sessions that have a history. */
   sessionKeys(): string[] {
     return this.history.keys();
@@ -396,6 +415,7 @@ export class Runtime {
   stats(): RuntimeStats {
     return {
       sessions: this.history.size,
+      historyBytes: this.history.bytes,
       toolStates: this.toolStates.size,
       notes: this.notes.size,
       locks: this.locks.size,
