@@ -19,7 +19,7 @@ import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
 import { KeyedLocks } from "./locks.js";
-import { Outbox, type Subscriber } from "./outbox.js";
+import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { ToolCatalog } from "./tool-catalog.js";
 import { runTurn } from "./turn.js";
@@ -137,7 +137,11 @@ export class Runtime {
         maxSessions: this.config.session.max_sessions,
         maxTotalBytes: this.config.session.max_bytes,
       });
-    this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
+    this.outbox = new Outbox({
+      dropped: (key, count) => this.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
+      overflowed: (key, items, bytes) =>
+        this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
+    });
     this.tools = new ToolCatalog();
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
@@ -240,9 +244,9 @@ export class Runtime {
     return this.events.on(event, listener);
   }
 
-  /** Sends what reaches the session outside requests to `subscriber`, first what was kept. */
-  subscribe(sessionKey: string, subscriber: Subscriber): () => void {
-    return this.outbox.subscribe(sessionKey, subscriber);
+  /** A stream of what reaches the session outside requests (first what was kept), through a bounded queue; `close` it when done. */
+  subscribe(sessionKey: string): Subscription {
+    return this.outbox.subscribe(sessionKey);
   }
 
   /** Deliveries kept for the session while no stream was open, oldest first; handed out once. */
