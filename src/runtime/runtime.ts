@@ -410,7 +410,7 @@ export class Runtime {
     return this.history.page(sessionKey, limit);
   }
 
-  /** Keys of the sessions that have a history. */
+  /** Keys of the sessions that have a history in memory. */
   sessionKeys(): string[] {
     return this.history.keys();
   }
