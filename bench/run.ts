@@ -1,3 +1,4 @@
+import { benchMemory } from "./memory.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTurn } from "./turn.js";
@@ -7,3 +8,4 @@ console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchTurn();
 await benchTodo();
 await benchSubagents();
+await benchMemory();

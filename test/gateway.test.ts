@@ -184,7 +184,7 @@ describe("history and slash commands", () => {
 
   it("history of an unknown session is empty; a malformed key is 400", async () => {
     const h = harness();
-    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:nobody/history"))).toEqual({ messages: [] });
+    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:nobody/history"))).toEqual({ messages: [], total: 0 });
     const bad = await h.request("/v1/sessions/not-a-key/history");
     expect(bad.status).toBe(400);
     expect((await jsonOf(bad)).error.code).toBe("invalid_session_key");

@@ -155,7 +155,7 @@ describe("/clear", () => {
     await settled();
     expect(turns.filter((t) => t.sessionKey === "agent:main:http:c")).toHaveLength(2);
     expect(h.runtime.sessionKeys()).toEqual([]);
-    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:c/history"))).toEqual({ messages: [] });
+    expect(await jsonOf(await h.request("/v1/sessions/agent:main:http:c/history"))).toEqual({ messages: [], total: 0 });
     const after = await h.chat({ message: "after", session: "c" });
     expect(after.json.delivered).toEqual([{ from: "agent", text: after.json.reply }]);
     expect(stream.events.filter((e) => e.event === "delivery").map((e) => e.data.text)).toEqual([

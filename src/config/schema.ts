@@ -10,6 +10,8 @@ export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
 const int = (min: number, max: number) => z.int().min(min).max(max);
+const KiB = 1024;
+const MiB = 1024 * KiB;
 
 export const subturnSchema = z
   .strictObject({
@@ -36,9 +38,28 @@ export const agentsSchema = z
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
         max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),
+        max_history_bytes: int(16 * KiB, 64 * MiB)
+          .default(4 * MiB)
+          .describe(
+            "Bytes of history a session keeps (UTF-8 bytes of the messages' JSON); older exchanges are dropped first, and an exchange over it alone is cut to fit, with a note.",
+          ),
         subturn: subturnSchema,
       })
       .prefault({}),
+  })
+  .prefault({});
+
+/** How many sessions (and how much of their history) the gateway holds in memory. */
+export const sessionSchema = z
+  .strictObject({
+    max_sessions: int(1, 10_000_000)
+      .default(10_000)
+      .describe("Sessions held in memory at most; past it the least recently used idle session is evicted (its history is forgotten)."),
+    max_bytes: int(MiB, 64 * 1024 * MiB)
+      .default(128 * MiB)
+      .describe(
+        "Bytes of history held in memory at most, all sessions together (UTF-8 bytes of the messages' JSON); past it idle sessions are evicted, least recently used first.",
+      ),
   })
   .prefault({});
 
@@ -251,6 +272,7 @@ export const configSchema = z
     $schema: z.string().optional().describe("Path or URL of the JSON Schema, for editors."),
     gateway: gatewaySchema,
     agents: agentsSchema,
+    session: sessionSchema,
     model_list: z.array(modelEntrySchema).default(() => DEFAULT_MODEL_LIST.map((m) => ({ ...m }))),
     tools: toolsSchema,
     channel_list: channelListSchema,
@@ -259,7 +281,20 @@ export const configSchema = z
   // problem), so they read the value defensively: any part may still be raw input.
   .superRefine(
     (value, ctx) => {
-      const config = value as { model_list?: unknown; agents?: { defaults?: { model_name?: unknown } } };
+      const config = value as {
+        model_list?: unknown;
+        agents?: { defaults?: { model_name?: unknown; max_history_bytes?: unknown } };
+        session?: { max_bytes?: unknown };
+      };
+      const perSession = config.agents?.defaults?.max_history_bytes;
+      const allSessions = config.session?.max_bytes;
+      if (typeof perSession === "number" && typeof allSessions === "number" && allSessions < perSession) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["session", "max_bytes"],
+          message: `must be at least agents.defaults.max_history_bytes (${perSession}): one session must fit`,
+        });
+      }
       const list = Array.isArray(config.model_list) ? (config.model_list as unknown[]) : [];
       const entries = list.map((entry) => (entry !== null && typeof entry === "object" ? (entry as Record<string, unknown>) : {}));
       const names = new Map<string, number>();

@@ -10,6 +10,7 @@ import { bearerAuth } from "./auth.js";
 import { jsonBodies } from "./content-type.js";
 import { errorBody, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
+import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
 import { originGuard } from "./origin.js";
 import { refuse } from "./refusal.js";
@@ -106,10 +107,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     return key;
   };
 
-  app.get("/v1/sessions/:key/history", (c) => {
-    const key = sessionOf(c.req.param("key"));
-    return c.json({ messages: runtime.historyOf(key) });
-  });
+  app.get("/v1/sessions/:key/history", (c) => historyPage(c, runtime, sessionOf(c.req.param("key"))));
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 

@@ -1,10 +1,12 @@
 import type { Context } from "hono";
-import { streamSSE } from "hono/streaming";
 import type { OutboxItem } from "../runtime/outbox.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
 
 export const HEARTBEAT_MS = 15_000;
+
+/** The last event of a stream the gateway ends because it is stopping. */
+export const SHUTDOWN_EVENT = { event: "shutdown", data: JSON.stringify({ reason: "the gateway is shutting down" }) } as const;
 
 /** The SSE event a user-facing outbox item becomes (no session keys, no internal text). */
 export function sseOf(item: OutboxItem): { event: string; data: string } {
@@ -12,43 +14,90 @@ export function sseOf(item: OutboxItem): { event: string; data: string } {
   return { event: "delivery", data: JSON.stringify({ from: item.from, text: item.text }) };
 }
 
+/** One event as it goes on the wire (JSON data holds no line breaks; an event name must not either). */
+function wire({ event, data }: { event: string; data: string }): string {
+  return `event: ${event.replace(/[\r\n]/g, "")}\ndata: ${data}\n\n`;
+}
+
+/** The node response under the request when the node server serves it (hono's node adapter puts it in `c.env`). */
+function nodeResponse(c: Context): { destroy(): void } | undefined {
+  const env = c.env as { outgoing?: { destroy(): void } } | undefined;
+  return env?.outgoing;
+}
+
 /**
  * `GET /v1/sessions/<key>/events`: a Server-Sent Events stream of what is
  * delivered to the session (`delivery` events `{"from","text"}`) and of its
  * subagents starting and ending. Deliveries kept while no stream was open
- * come first. The stream ends when the client leaves or the gateway stops.
+ * come first.
+ *
+ * The stream is pulled: an item leaves the session's queue for this stream
+ * only when the connection can take it, so a client that stops reading
+ * fills the queue (bounded, `STREAM_QUEUE`); then the stream is cut and its
+ * deliveries are kept for the session. It ends when the client leaves, or,
+ * when the gateway stops, after what was queued and a `shutdown` event.
  */
 export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): Response {
-  return streamSSE(c, async (stream) => {
-    const queue: OutboxItem[] = [];
-    let wake: (() => void) | undefined;
-    const unsubscribe = runtime.subscribe(sessionKey, (item) => {
-      queue.push(item);
-      wake?.();
-    });
-    const joined = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
-    const ended = joined.signal;
-    const stop = () => wake?.();
-    ended.addEventListener("abort", stop);
-    stream.onAbort(stop);
-    try {
-      await stream.write(": connected\n\n");
-      while (!ended.aborted && !stream.aborted) {
-        while (queue.length > 0) await stream.writeSSE(sseOf(queue.shift()!));
-        const idle = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), HEARTBEAT_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve(false);
-          };
-        });
-        wake = undefined;
-        if (idle && !ended.aborted) await stream.write(": ping\n\n");
-      }
-    } finally {
-      unsubscribe();
-      ended.removeEventListener("abort", stop);
-      joined.dispose();
-    }
+  const subscription = runtime.subscribe(sessionKey);
+  const encoder = new TextEncoder();
+  const ended = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
+  // The gateway stopping lets the stream say goodbye; a client that left gets nothing more.
+  const onEnd = () => (runtime.shutdownSignal.aborted ? subscription.finish() : subscription.close());
+  let done = false;
+  const finish = () => {
+    done = true;
+    ended.signal.removeEventListener("abort", onEnd);
+    ended.dispose();
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        subscription.onOverflow = () => {
+          if (done) return;
+          finish();
+          // Cut the connection: on the node server, its socket (quietly); in-process, the body errors.
+          const socket = nodeResponse(c);
+          if (socket) socket.destroy();
+          else controller.error(new Error("the client stopped reading the event stream"));
+        };
+        controller.enqueue(encoder.encode(": connected\n\n"));
+      },
+      async pull(controller) {
+        for (;;) {
+          if (done) return;
+          const item = subscription.take();
+          if (item) return controller.enqueue(encoder.encode(wire(sseOf(item))));
+          if (subscription.ended) {
+            const goodbye = subscription.finished;
+            finish();
+            if (goodbye) controller.enqueue(encoder.encode(wire(SHUTDOWN_EVENT)));
+            return controller.close();
+          }
+          let timer: NodeJS.Timeout | undefined;
+          const idle = await Promise.race([
+            subscription.changed().then(() => false),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), HEARTBEAT_MS))),
+          ]);
+          clearTimeout(timer);
+          if (idle && !done) return controller.enqueue(encoder.encode(": ping\n\n"));
+        }
+      },
+      cancel() {
+        finish();
+        subscription.close();
+      },
+    },
+    // Nothing is pulled ahead of the connection: what the client has not taken stays in the queue.
+    { highWaterMark: 0 },
+  );
+  if (ended.signal.aborted) onEnd();
+  else ended.signal.addEventListener("abort", onEnd, { once: true });
+
+  return c.body(body, 200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "transfer-encoding": "chunked",
   });
 }

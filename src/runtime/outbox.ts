@@ -1,46 +1,76 @@
 import type { Delivery } from "../feature/feature.js";
+import { jsonBytes, utf8Bytes } from "../session/size.js";
+import { type CloseReason, type Envelope, type OutboxItem, type QueueLimits, Subscription } from "./subscription.js";
+
+export type { Notice, OutboxItem, QueueLimits } from "./subscription.js";
+export { Subscription } from "./subscription.js";
 
 /**
  * What reaches a chat user outside a request/response pair: deliveries of
  * background turns (a spawned subagent's result, answered by the parent),
- * and features' notices (a subagent started or ended). Open streams (`GET .../events`) get each
- * item as it happens; a delivery no stream received is kept for the session
- * and handed out once: to the next stream that opens or at the front of the
- * next chat response. Nothing is lost, nothing is shown twice.
+ * and features' notices (a subagent started or ended). Open streams (`GET
+ * .../events`) get each item as it happens, through a bounded queue each
+ * (`Subscription`). A delivery no stream showed is kept for the session and
+ * handed out once: to the next stream that opens or at the front of the
+ * next chat response. What is kept is bounded too; the oldest goes first,
+ * and the log says so. Nothing is lost silently, nothing is shown twice.
  */
 
-export type OutboxItem = ({ type: "delivery" } & Delivery) | Notice;
+const MiB = 1024 * 1024;
 
-/** A feature's notice: an event name and its JSON data, shown to open streams as it is. */
-export interface Notice {
-  type: "notice";
-  event: string;
-  data: Readonly<Record<string, unknown>>;
+/** Each open stream's queue: past it the stream is closed (its client stopped reading). */
+export const STREAM_QUEUE: Readonly<QueueLimits> = { maxItems: 256, maxBytes: MiB };
+
+/** Deliveries kept while no stream shows them: per session and in all (the newest one is kept even if it alone is over). */
+export const MAX_KEPT_PER_SESSION = 100;
+export const MAX_KEPT_BYTES_PER_SESSION = 4 * MiB;
+export const MAX_KEPT_TOTAL = 10_000;
+export const MAX_KEPT_BYTES_TOTAL = 32 * MiB;
+
+export interface OutboxEvents {
+  /** Kept deliveries were dropped, oldest first, to stay within bounds. */
+  dropped?(sessionKey: string, count: number): void;
+  /** A stream was closed because its client stopped reading; its deliveries went back to the session. */
+  overflowed?(sessionKey: string, items: number, bytes: number): void;
 }
 
-export type Subscriber = (item: OutboxItem) => void;
+interface Kept {
+  entries: { delivery: Delivery; bytes: number }[];
+  bytes: number;
+}
 
-export const MAX_KEPT_PER_SESSION = 100;
-export const MAX_KEPT_TOTAL = 10_000;
+/** UTF-8 bytes of an item's text. */
+function bytesOf(item: OutboxItem): number {
+  return item.type === "delivery" ? utf8Bytes(item.from) + utf8Bytes(item.text) : utf8Bytes(item.event) + jsonBytes(item.data);
+}
 
 export class Outbox {
-  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  private readonly subscribers = new Map<string, Set<Subscription>>();
   /** Undelivered deliveries, per session, in order; the map's order is the age of each session's oldest. */
-  private readonly kept = new Map<string, Delivery[]>();
-  private keptTotal = 0;
+  private readonly kept = new Map<string, Kept>();
+  private keptItems = 0;
+  private keptBytes = 0;
 
-  constructor(private readonly onDrop: (sessionKey: string, dropped: number) => void = () => {}) {}
+  constructor(
+    private readonly events: OutboxEvents = {},
+    private readonly queueLimits: QueueLimits = STREAM_QUEUE,
+  ) {}
 
-  /** Starts sending the session's items to `subscriber`, first handing it whatever was kept. */
-  subscribe(sessionKey: string, subscriber: Subscriber): () => void {
-    for (const delivery of this.drain(sessionKey)) subscriber({ type: "delivery", ...delivery });
+  /** A new stream of the session's items; it gets whatever was kept first. */
+  subscribe(sessionKey: string): Subscription {
+    const subscription = new Subscription(
+      sessionKey,
+      this.queueLimits,
+      (s) => this.detach(s),
+      (s, left, bytes, reason) => this.takeBack(s, left, bytes, reason),
+    );
+    for (const { delivery, bytes } of this.takeKept(sessionKey)) {
+      subscription.offer({ item: { type: "delivery", ...delivery }, bytes, keep: true, holders: 0, shown: false }, true);
+    }
     let set = this.subscribers.get(sessionKey);
     if (!set) this.subscribers.set(sessionKey, (set = new Set()));
-    set.add(subscriber);
-    return () => {
-      set.delete(subscriber);
-      if (set.size === 0 && this.subscribers.get(sessionKey) === set) this.subscribers.delete(sessionKey);
-    };
+    set.add(subscription);
+    return subscription;
   }
 
   /** Whether a stream is open for the session. */
@@ -50,46 +80,88 @@ export class Outbox {
 
   /**
    * Sends an item to the session's open streams. A delivery with `keep`
-   * that no stream received is kept for later; notices are never kept.
+   * that no stream takes is kept for later; notices are never kept.
    */
   publish(sessionKey: string, item: OutboxItem, keep = false): void {
-    const set = this.subscribers.get(sessionKey);
-    if (set && set.size > 0) {
-      for (const subscriber of [...set]) subscriber(item);
-      return;
-    }
-    if (!keep || item.type !== "delivery") return;
-    let list = this.kept.get(sessionKey);
-    if (!list) this.kept.set(sessionKey, (list = []));
-    list.push({ from: item.from, text: item.text });
-    this.keptTotal++;
-    if (list.length > MAX_KEPT_PER_SESSION) this.dropOldest(sessionKey, list.length - MAX_KEPT_PER_SESSION);
-    while (this.keptTotal > MAX_KEPT_TOTAL) {
-      const oldest = this.kept.keys().next().value as string;
-      this.dropOldest(oldest, 1);
-    }
+    const envelope: Envelope = { item, bytes: bytesOf(item), keep: keep && item.type === "delivery", holders: 0, shown: false };
+    for (const subscription of [...(this.subscribers.get(sessionKey) ?? [])]) subscription.offer(envelope);
+    if (envelope.holders === 0) this.keep(sessionKey, [envelope]);
   }
 
   /** The session's kept deliveries, oldest first; they are no longer kept. */
   drain(sessionKey: string): Delivery[] {
-    const list = this.kept.get(sessionKey);
-    if (!list) return [];
-    this.kept.delete(sessionKey);
-    this.keptTotal -= list.length;
-    return list;
+    return this.takeKept(sessionKey).map((entry) => entry.delivery);
   }
 
   /** Forgets what was kept for a session (/clear). */
   clearSession(sessionKey: string): void {
-    this.drain(sessionKey);
+    this.takeKept(sessionKey);
   }
 
-  private dropOldest(sessionKey: string, count: number): void {
-    const list = this.kept.get(sessionKey);
-    if (!list) return;
-    const dropped = list.splice(0, count).length;
-    this.keptTotal -= dropped;
-    if (list.length === 0) this.kept.delete(sessionKey);
-    this.onDrop(sessionKey, dropped);
+  /** Deliveries kept now, all sessions together (for tests and metrics). */
+  get keptCount(): number {
+    return this.keptItems;
+  }
+
+  private detach(subscription: Subscription): void {
+    const set = this.subscribers.get(subscription.sessionKey);
+    if (!set?.delete(subscription)) return;
+    if (set.size === 0) this.subscribers.delete(subscription.sessionKey);
+  }
+
+  /** What a closed stream held: deliveries no stream showed and none holds any more are kept for the session. */
+  private takeBack(subscription: Subscription, left: readonly Envelope[], bytes: number, reason: CloseReason): void {
+    if (reason === "overflow") this.events.overflowed?.(subscription.sessionKey, left.length, bytes);
+    this.keep(subscription.sessionKey, left);
+  }
+
+  private takeKept(sessionKey: string): Kept["entries"] {
+    const kept = this.kept.get(sessionKey);
+    if (!kept) return [];
+    this.kept.delete(sessionKey);
+    this.keptItems -= kept.entries.length;
+    this.keptBytes -= kept.bytes;
+    return kept.entries;
+  }
+
+  /** Keeps the deliveries among `envelopes` that need it, then drops the oldest kept ones past the bounds. */
+  private keep(sessionKey: string, envelopes: readonly Envelope[]): void {
+    const wanted = envelopes.filter((e) => e.keep && e.holders === 0 && !e.shown);
+    if (wanted.length === 0) return;
+    let kept = this.kept.get(sessionKey);
+    if (!kept) this.kept.set(sessionKey, (kept = { entries: [], bytes: 0 }));
+    for (const { item, bytes } of wanted) {
+      if (item.type !== "delivery") continue;
+      kept.entries.push({ delivery: { from: item.from, text: item.text }, bytes });
+      kept.bytes += bytes;
+      this.keptItems++;
+      this.keptBytes += bytes;
+    }
+    let over = 0;
+    let bytes = kept.bytes;
+    while (kept.entries.length - over > 1 && (kept.entries.length - over > MAX_KEPT_PER_SESSION || bytes > MAX_KEPT_BYTES_PER_SESSION)) {
+      bytes -= kept.entries[over]!.bytes;
+      over++;
+    }
+    if (over > 0) this.dropOldest(sessionKey, over);
+    const dropped = new Map<string, number>();
+    while (this.keptItems > MAX_KEPT_TOTAL || (this.keptBytes > MAX_KEPT_BYTES_TOTAL && this.keptItems > 1)) {
+      const oldest = this.kept.keys().next().value as string;
+      this.dropOldest(oldest, 1, false);
+      dropped.set(oldest, (dropped.get(oldest) ?? 0) + 1);
+    }
+    for (const [key, count] of dropped) this.events.dropped?.(key, count);
+  }
+
+  private dropOldest(sessionKey: string, count: number, report = true): void {
+    const kept = this.kept.get(sessionKey);
+    if (!kept) return;
+    const gone = kept.entries.splice(0, count);
+    const bytes = gone.reduce((sum, entry) => sum + entry.bytes, 0);
+    kept.bytes -= bytes;
+    this.keptItems -= gone.length;
+    this.keptBytes -= bytes;
+    if (kept.entries.length === 0) this.kept.delete(sessionKey);
+    if (report) this.events.dropped?.(sessionKey, gone.length);
   }
 }

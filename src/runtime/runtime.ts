@@ -11,7 +11,7 @@ import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
-import { type HistoryStore, MemoryHistoryStore } from "../session/history.js";
+import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
@@ -20,7 +20,7 @@ import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { BackgroundTurns } from "./background-turns.js";
 import { KeyedLocks } from "./locks.js";
-import { Outbox, type Subscriber } from "./outbox.js";
+import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { ToolCatalog } from "./tool-catalog.js";
 import { runTurn } from "./turn.js";
@@ -76,8 +76,10 @@ export const STOPPED_REPLY = "Stopped by /stop before it was answered; this mess
 
 /** Entries the runtime holds, by kind. */
 export interface RuntimeStats {
-  /** Sessions with a history. */
+  /** Sessions with a history in memory. */
   sessions: number;
+  /** Bytes of history in memory (UTF-8 bytes of the messages' JSON). */
+  historyBytes: number;
   /** (agent, session) entries of tools' `ctx.state`. */
   toolStates: number;
   notes: number;
@@ -144,8 +146,20 @@ export class Runtime {
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
-    this.history = opts.history ?? new MemoryHistoryStore(this.config.agents.defaults.max_history_messages);
-    this.outbox = new Outbox((key, dropped) => this.logger.warn(`dropped ${dropped} undelivered message(s) of ${key}: nobody collected them`));
+    const { defaults } = this.config.agents;
+    this.history =
+      opts.history ??
+      new MemoryHistoryStore({
+        maxMessages: defaults.max_history_messages,
+        maxBytes: defaults.max_history_bytes,
+        maxSessions: this.config.session.max_sessions,
+        maxTotalBytes: this.config.session.max_bytes,
+      });
+    this.outbox = new Outbox({
+      dropped: (key, count) => this.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
+      overflowed: (key, items, bytes) =>
+        this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
+    });
     this.tools = new ToolCatalog();
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
@@ -206,7 +220,17 @@ export class Runtime {
         this.policy.refresh();
       },
       handleMessage: (input) => this.handleMessage(input),
-      subscribe: (sessionKey, subscriber) => this.outbox.subscribe(sessionKey, subscriber),
+      subscribe: (sessionKey, subscriber) => {
+        // A feature's subscriber is fed from its own bounded queue, as an event stream is.
+        const subscription = this.outbox.subscribe(sessionKey);
+        void (async () => {
+          while (!subscription.ended) {
+            await subscription.changed();
+            for (let item = subscription.take(); item; item = subscription.take()) subscriber(item);
+          }
+        })();
+        return () => subscription.close();
+      },
     };
   }
 
@@ -265,9 +289,9 @@ export class Runtime {
     return this.events.on(event, listener);
   }
 
-  /** Sends what reaches the session outside requests to `subscriber`, first what was kept. */
-  subscribe(sessionKey: string, subscriber: Subscriber): () => void {
-    return this.outbox.subscribe(sessionKey, subscriber);
+  /** A stream of what reaches the session outside requests (first what was kept), through a bounded queue; `close` it when done. */
+  subscribe(sessionKey: string): Subscription {
+    return this.outbox.subscribe(sessionKey);
   }
 
   /** Deliveries kept for the session while no stream was open, oldest first; handed out once. */
@@ -416,7 +440,10 @@ export class Runtime {
     this.running.set(sessionKey, (this.running.get(sessionKey) ?? 0) + 1);
     this.events.emit("turn.start", { ...scope, text });
     const note = this.notes.get(agent.id, sessionKey);
+    let release: (() => void) | undefined;
     try {
+      // Held while the turn runs: a session in use is never evicted.
+      release = await this.history.hold(sessionKey);
       const result = await runTurn({
         ...(note === undefined ? {} : { note }),
         turnId,
@@ -444,6 +471,7 @@ export class Runtime {
       });
       throw error;
     } finally {
+      release?.();
       const left = this.running.get(sessionKey)! - 1;
       if (left === 0) this.running.delete(sessionKey);
       else this.running.set(sessionKey, left);
@@ -460,7 +488,12 @@ export class Runtime {
     return this.history.get(sessionKey);
   }
 
-  /** Keys of the sessions that have a history. */
+  /** The last `limit` messages of the session's history (the history API), without marking the session used. */
+  historyPage(sessionKey: string, limit: number): Promise<HistoryPage> {
+    return this.history.page(sessionKey, limit);
+  }
+
+  /** Keys of the sessions that have a history in memory. */
   sessionKeys(): string[] {
     return this.history.keys();
   }
@@ -469,6 +502,7 @@ export class Runtime {
   stats(): RuntimeStats {
     return {
       sessions: this.history.size,
+      historyBytes: this.history.bytes,
       toolStates: this.toolStates.size,
       notes: this.notes.size,
       locks: this.locks.size,

@@ -1,46 +1,140 @@
 import type { ChatMessage } from "../models/message.js";
+import { type HistoryLimits, fitExchange } from "./exchange.js";
+import { jsonBytes } from "./size.js";
 
-/** Where conversations are kept. In memory for now; a persistent store can come later. */
-export interface HistoryStore {
-  /** The session's messages, oldest first (a snapshot: changing it changes nothing). */
-  get(sessionKey: string): ChatMessage[];
-  append(sessionKey: string, messages: readonly ChatMessage[]): void;
-  clear(sessionKey: string): void;
-  /** Keys of the sessions with a history. */
-  keys(): string[];
-  /** Number of sessions with a history. */
-  readonly size: number;
+/** The end of a session's history, as the history API shows it. */
+export interface HistoryPage {
+  /** The last messages, oldest first. */
+  messages: ChatMessage[];
+  /** Messages the session holds in all. */
+  total: number;
 }
 
-export const DEFAULT_MAX_HISTORY_MESSAGES = 500;
+/**
+ * Where conversations are kept. The runtime holds a session while its turn
+ * runs (`hold`); a session nobody holds may be evicted to bound memory.
+ *
+ * This one keeps histories in memory only, so an evicted session is
+ * forgotten. A persistent store (a JSONL file per session) fits the same
+ * interface: it writes appends through, evicts freely, and loads an evicted
+ * session back in `hold` and `page`, which may wait for that.
+ */
+export interface HistoryStore {
+  /**
+   * Keeps the session in memory until the returned function is called: it is
+   * never evicted meanwhile. Called before a turn reads the history (a
+   * persistent store loads an evicted session back here).
+   */
+  hold(sessionKey: string): Promise<() => void>;
+  /** The session's messages, oldest first (a snapshot: changing it changes nothing). */
+  get(sessionKey: string): ChatMessage[];
+  /** The last `limit` messages of the session (at least 1), without marking it used. */
+  page(sessionKey: string, limit: number): Promise<HistoryPage>;
+  append(sessionKey: string, messages: readonly ChatMessage[]): void;
+  clear(sessionKey: string): void;
+  /** Keys of the sessions with a history in memory. */
+  keys(): string[];
+  /** Number of sessions with a history in memory. */
+  readonly size: number;
+  /** Bytes of history in memory: UTF-8 bytes of the messages' JSON. */
+  readonly bytes: number;
+}
+
+export interface MemoryHistoryOptions extends Partial<HistoryLimits> {
+  /** Sessions kept at most; past it the least recently used idle one is evicted. */
+  maxSessions?: number;
+  /** Bytes of history kept at most, all sessions together; past it idle sessions are evicted, least recently used first. */
+  maxTotalBytes?: number;
+}
+
+/** The config's defaults (a test holds them equal). */
+export const DEFAULT_HISTORY_LIMITS = {
+  maxMessages: 500,
+  maxBytes: 4 * 1024 * 1024,
+  maxSessions: 10_000,
+  maxTotalBytes: 128 * 1024 * 1024,
+} as const;
+
+interface Session {
+  messages: ChatMessage[];
+  /** jsonBytes of each message. */
+  sizes: number[];
+  bytes: number;
+}
 
 /**
- * Histories in memory. A session keeps at most `maxMessages` messages: the
- * oldest go first, whole exchanges at a time, so the history always starts
- * with a user message (never with a tool result whose call was dropped).
+ * Histories in memory, bounded twice:
+ * - per session, by messages and bytes: the oldest exchanges go first,
+ *   whole, so a history always starts with a user message; an exchange over
+ *   the limits alone is made to fit (`fitExchange`);
+ * - across sessions, by count and total bytes: the least recently used
+ *   session nobody holds is evicted (forgotten). A held session (its turn is
+ *   running) never is; once released, the bounds are enforced again.
+ *
+ * Messages are stored as copies (`structuredClone`), so a stored text never
+ * keeps alive a larger string it was cut from.
  */
 export class MemoryHistoryStore implements HistoryStore {
-  private readonly sessions = new Map<string, ChatMessage[]>();
+  /** In order of last use, least recent first. */
+  private readonly sessions = new Map<string, Session>();
+  private readonly holds = new Map<string, number>();
+  private total = 0;
+  private readonly limits: HistoryLimits;
+  private readonly maxSessions: number;
+  private readonly maxTotalBytes: number;
 
-  constructor(private readonly maxMessages = DEFAULT_MAX_HISTORY_MESSAGES) {}
+  constructor(opts: MemoryHistoryOptions = {}) {
+    this.limits = { maxMessages: opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages, maxBytes: opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes };
+    this.maxSessions = opts.maxSessions ?? DEFAULT_HISTORY_LIMITS.maxSessions;
+    this.maxTotalBytes = opts.maxTotalBytes ?? DEFAULT_HISTORY_LIMITS.maxTotalBytes;
+  }
+
+  async hold(sessionKey: string): Promise<() => void> {
+    this.holds.set(sessionKey, (this.holds.get(sessionKey) ?? 0) + 1);
+    this.touch(sessionKey);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.holds.get(sessionKey)! - 1;
+      if (left === 0) this.holds.delete(sessionKey);
+      else this.holds.set(sessionKey, left);
+      this.evictIdle();
+    };
+  }
 
   get(sessionKey: string): ChatMessage[] {
-    return [...(this.sessions.get(sessionKey) ?? [])];
+    return [...(this.sessions.get(sessionKey)?.messages ?? [])];
+  }
+
+  async page(sessionKey: string, limit: number): Promise<HistoryPage> {
+    const messages = this.sessions.get(sessionKey)?.messages ?? [];
+    return { messages: messages.slice(-Math.max(1, limit)), total: messages.length };
   }
 
   append(sessionKey: string, messages: readonly ChatMessage[]): void {
     if (messages.length === 0) return;
-    let list = this.sessions.get(sessionKey);
-    if (!list) this.sessions.set(sessionKey, (list = []));
-    list.push(...messages.map((m) => structuredClone(m)));
-    if (list.length > this.maxMessages) {
-      let start = list.length - this.maxMessages;
-      while (start < list.length && list[start]!.role !== "user") start++;
-      list.splice(0, start);
+    const session = this.sessions.get(sessionKey) ?? { messages: [], sizes: [], bytes: 0 };
+    this.sessions.delete(sessionKey);
+    this.sessions.set(sessionKey, session);
+    this.total -= session.bytes;
+    for (const message of messages) {
+      const copy = structuredClone(message);
+      const size = jsonBytes(copy);
+      session.messages.push(copy);
+      session.sizes.push(size);
+      session.bytes += size;
     }
+    this.bound(session);
+    this.total += session.bytes;
+    if (session.messages.length === 0) this.sessions.delete(sessionKey);
+    this.evictIdle();
   }
 
   clear(sessionKey: string): void {
+    const session = this.sessions.get(sessionKey);
+    if (!session) return;
+    this.total -= session.bytes;
     this.sessions.delete(sessionKey);
   }
 
@@ -51,4 +145,61 @@ export class MemoryHistoryStore implements HistoryStore {
   get size(): number {
     return this.sessions.size;
   }
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** Marks a session as the most recently used. */
+  private touch(sessionKey: string): void {
+    const session = this.sessions.get(sessionKey);
+    if (!session) return;
+    this.sessions.delete(sessionKey);
+    this.sessions.set(sessionKey, session);
+  }
+
+  /** Applies the per-session limits: oldest exchanges first; the last one, if over on its own, is made to fit. */
+  private bound(session: Session): void {
+    const { maxMessages, maxBytes } = this.limits;
+    const { messages, sizes } = session;
+    // The first index kept: a user message (anything before the first one has no exchange to belong to).
+    let start = messages.findIndex((m) => m.role === "user");
+    if (start < 0) start = messages.length;
+    let count = messages.length - start;
+    let bytes = session.bytes - sum(sizes, 0, start);
+    const last = messages.findLastIndex((m) => m.role === "user");
+    while ((count > maxMessages || bytes > maxBytes) && start < last) {
+      let next = start + 1;
+      while (messages[next]!.role !== "user") next++;
+      count -= next - start;
+      bytes -= sum(sizes, start, next);
+      start = next;
+    }
+    messages.splice(0, start);
+    sizes.splice(0, start);
+    session.bytes = bytes;
+    if (count <= maxMessages && bytes <= maxBytes) return;
+    // Only the newest exchange is left, and it is over the limits alone.
+    const fitted = fitExchange(messages, this.limits).map((m) => structuredClone(m));
+    messages.splice(0, messages.length, ...fitted);
+    sizes.splice(0, sizes.length, ...fitted.map(jsonBytes));
+    session.bytes = sum(sizes, 0, sizes.length);
+  }
+
+  /** Evicts idle sessions, least recently used first, until the store is within its bounds (held sessions stay). */
+  private evictIdle(): void {
+    if (this.sessions.size <= this.maxSessions && this.total <= this.maxTotalBytes) return;
+    for (const [key, session] of this.sessions) {
+      if (this.sessions.size <= this.maxSessions && this.total <= this.maxTotalBytes) return;
+      if (this.holds.has(key)) continue;
+      this.sessions.delete(key);
+      this.total -= session.bytes;
+    }
+  }
+}
+
+function sum(values: readonly number[], from: number, to: number): number {
+  let total = 0;
+  for (let i = from; i < to; i++) total += values[i]!;
+  return total;
 }

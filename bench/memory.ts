@@ -1,0 +1,287 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { configSchema } from "../src/config/schema.js";
+import { fmt, report } from "./support.js";
+
+/**
+ * Memory as a user runs the gateway: a separate process started with
+ * `node dist/main.js gateway` in a folder with the shipped `main` agent, its
+ * RSS read from /proc. Three gateways, one after the other:
+ *
+ * - "bounded": no config file, so the default bounds (max_history_bytes,
+ *   session.max_sessions, session.max_bytes);
+ * - "unbounded": those bounds at their maxima, which is how the gateway
+ *   behaved before them (500 messages a session, every session kept);
+ * - "capped": the defaults again, with `node --max-old-space-size`, to show
+ *   how much of the peak is garbage V8 had not collected yet.
+ *
+ * Each one: a warm-up, then its baseline; then (bounded only) IDLE small
+ * sessions in two halves (one "hello" each), then HEAVY sessions fed
+ * messages of 1 MB in two rounds of FED each (the built-in model echoes
+ * them, so an exchange keeps about 2 MB). At each point the benchmark reads
+ * RSS as it is, then asks the gateway for a full garbage collection (a
+ * SIGUSR2 handler loaded with `--import`; the gateway's code is unchanged)
+ * and reads RSS and the heap's live bytes. Figures are differences from the
+ * baseline of the same process. A bound shows as memory that stops growing
+ * while more is sent; the benchmark fails when it does not.
+ */
+
+const IDLE = Number(process.env.BENCH_IDLE_SESSIONS ?? 20_000);
+const HEAVY = Number(process.env.BENCH_HEAVY_SESSIONS ?? 100);
+const FED = Number(process.env.BENCH_HEAVY_MESSAGES ?? 2);
+const MB = 1_000_000;
+const MiB = 1024 * 1024;
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+/** The old-space size (MiB) of a third run with the default bounds: how much of the peak is garbage V8 has not yet collected. */
+const CAPPED_HEAP_MIB = 256;
+
+const UNBOUNDED = {
+  agents: { defaults: { max_history_bytes: 64 * MiB } },
+  session: { max_sessions: 10_000_000, max_bytes: 64 * 1024 * MiB },
+};
+
+/**
+ * Lets the benchmark ask the gateway for a full garbage collection (SIGUSR2),
+ * so that RSS can be read both as it is and with only live memory in the
+ * heap. The gateway itself runs unchanged.
+ */
+const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
+  // Two full collections, and time for the sweepers to give freed pages back, before it says so.
+  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
+)}`;
+
+interface Memory {
+  rss: number;
+  peak: number;
+}
+
+/** RSS and its peak, in bytes, from /proc (Linux) or ps (peak unknown). */
+function memoryOf(pid: number): Memory {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1]) * 1024;
+    return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+  } catch {
+    return {
+      rss:
+        Number(
+          execFileSync("ps", ["-o", "rss=", "-p", String(pid)])
+            .toString()
+            .trim(),
+        ) * 1024,
+      peak: Number.NaN,
+    };
+  }
+}
+
+/** Builds dist/ when any source file is newer than dist/main.js (what `npm start` runs). */
+function ensureBuilt(): void {
+  const newest = (dir: string): number =>
+    Math.max(
+      ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).mtimeMs)),
+    );
+  let built = 0;
+  try {
+    built = statSync(path.join(ROOT, "dist", "main.js")).mtimeMs;
+  } catch {}
+  if (built >= newest(path.join(ROOT, "src"))) return;
+  const tsc = spawnSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+  if (tsc.status !== 0) throw new Error("the build failed");
+}
+
+interface Gateway {
+  url: string;
+  memory(): Memory;
+  /** Runs a full garbage collection in the gateway, then reads its memory and the bytes its heap uses. */
+  collected(): Promise<Memory & { heapUsed: number }>;
+  stop(): Promise<void>;
+}
+
+/** `node dist/main.js gateway` in a fresh folder with the shipped main agent (and `config`, if given). */
+async function startGateway(config?: unknown, nodeOptions: string[] = []): Promise<Gateway> {
+  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-memory-"));
+  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
+  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
+  if (config !== undefined) writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeOptions, "--expose-gc", "--import", GC_ON_SIGNAL, path.join(ROOT, "dist", "main.js"), "gateway"],
+    {
+      cwd: dir,
+      env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`the gateway exited with ${code} before listening:\n${output}`)));
+  });
+  return {
+    url,
+    memory: () => memoryOf(child.pid!),
+    collected: async () => {
+      const from = output.length;
+      child.kill("SIGUSR2");
+      let done: RegExpExecArray | null = null;
+      while (!(done = /gc done (\d+)\n/.exec(output.slice(from)))) await sleep(20);
+      return { ...memoryOf(child.pid!), heapUsed: Number(done[1]) };
+    },
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function chat(url: string, session: string, message: string): Promise<void> {
+  const res = await fetch(`${url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message, session }) });
+  if (res.status !== 200) throw new Error(`chat answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+  await res.arrayBuffer();
+}
+
+/** Messages the gateway holds for a session (0 once evicted). */
+async function held(url: string, session: string): Promise<number> {
+  const res = await fetch(`${url}/v1/sessions/agent:main:http:${session}/history?limit=1`);
+  return ((await res.json()) as { total: number }).total;
+}
+
+/** Runs `count` jobs, `width` at a time. */
+async function pool(count: number, width: number, job: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+}
+
+/** RSS as it is, and after a full garbage collection (live memory, plus what V8 and malloc keep), with the heap's live bytes. */
+interface Reading {
+  rss: number;
+  live: number;
+  heap: number;
+}
+
+async function read(gateway: Gateway): Promise<Reading> {
+  const rss = gateway.memory().rss;
+  const collected = await gateway.collected();
+  return { rss, live: collected.rss, heap: collected.heapUsed };
+}
+
+interface Run {
+  baseline: Reading;
+  /** After each half of the idle sessions (none in the unbounded run). */
+  idle: Reading[];
+  /** Messages held by the first and the last idle session at the end (0: evicted). */
+  idleHeld: number[];
+  /** After each round of 1 MB messages. */
+  heavy: Reading[];
+  peak: number;
+  seconds: number;
+}
+
+async function measure(config: unknown, withIdle: boolean, nodeOptions: string[] = []): Promise<Run> {
+  const started = performance.now();
+  const gateway = await startGateway(config, nodeOptions);
+  try {
+    // Warm-up: every path the load takes, once, then the baseline.
+    await pool(200, 8, (i) => chat(gateway.url, `warm${i % 20}`, "hello"));
+    await chat(gateway.url, "warm-big", "x".repeat(MB));
+    const baseline = await read(gateway);
+    const idle: Reading[] = [];
+    const idleHeld: number[] = [];
+    if (withIdle) {
+      for (const half of [0, 1]) {
+        await pool(IDLE / 2, 16, (i) => chat(gateway.url, `idle${half * (IDLE / 2) + i}`, "hello"));
+        idle.push(await read(gateway));
+      }
+      idleHeld.push(await held(gateway.url, "idle0"), await held(gateway.url, `idle${IDLE - 1}`));
+    }
+    const big = "x".repeat(MB - 16);
+    const heavy: Reading[] = [];
+    for (const round of [0, 1]) {
+      await pool(HEAVY * FED, 4, (i) => chat(gateway.url, `heavy${i % HEAVY}`, `${round}.${i}`.padEnd(16) + big));
+      heavy.push(await read(gateway));
+    }
+    return { baseline, idle, idleHeld, heavy, peak: gateway.memory().peak, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    await gateway.stop();
+  }
+}
+
+const mib = (bytes: number) => `${fmt(bytes / MiB, 1)} MiB`;
+
+export async function benchMemory(): Promise<Record<string, number>> {
+  ensureBuilt();
+  const defaults = configSchema.parse({});
+  const maxBytes = defaults.session.max_bytes;
+  const bounded = await measure(undefined, true);
+  const unbounded = await measure(UNBOUNDED, false);
+  const capped = await measure(undefined, false, [`--max-old-space-size=${CAPPED_HEAP_MIB}`]);
+  const live = (run: Run, r: Reading) => r.live - run.baseline.live;
+  const heap = (run: Run, r: Reading) => r.heap - run.baseline.heap;
+  const fed = (rounds: number) => fmt((HEAVY * FED * rounds * MB) / MiB, 0);
+  const [idleHalf, idleAll] = bounded.idle as [Reading, Reading];
+  const [b1, b2] = bounded.heavy as [Reading, Reading];
+  const [u1, u2] = unbounded.heavy as [Reading, Reading];
+  const peak = (run: Run) => run.peak - run.baseline.rss;
+  const result = {
+    baselineMiB: bounded.baseline.rss / MiB,
+    idleSessionHeapKiB: heap(bounded, idleHalf) / (IDLE / 2) / 1024,
+    idleSessionRssKiB: live(bounded, idleHalf) / (IDLE / 2) / 1024,
+    idleHeapGrowth: heap(bounded, idleAll) / heap(bounded, idleHalf),
+    heavyHeapMiB: heap(bounded, b2) / MiB,
+    heavyHeapGrowth: heap(bounded, b2) / heap(bounded, b1),
+    heavyRssMiB: live(bounded, b2) / MiB,
+    unboundedHeavyHeapMiB: heap(unbounded, u2) / MiB,
+    unboundedHeavyHeapGrowth: heap(unbounded, u2) / heap(unbounded, u1),
+    heapOverMaxBytes: heap(bounded, b2) / maxBytes,
+    peakMiB: peak(bounded) / MiB,
+    unboundedPeakMiB: peak(unbounded) / MiB,
+    cappedPeakMiB: peak(capped) / MiB,
+  };
+  const at = (run: Run, r: Reading) => `heap +${mib(heap(run, r))}, RSS +${mib(live(run, r))} (as is +${mib(r.rss - run.baseline.rss)})`;
+  report("memory: a gateway process (node dist/main.js gateway); above its warmed-up baseline, after a full GC (RSS also as is)", [
+    ["baseline", `heap ${mib(bounded.baseline.heap)}, RSS ${mib(bounded.baseline.live)} (as is ${mib(bounded.baseline.rss)})`],
+    [`${IDLE / 2} idle sessions`, `${at(bounded, idleHalf)}: ${fmt(result.idleSessionHeapKiB)} KiB heap, ${fmt(result.idleSessionRssKiB)} KiB RSS each`],
+    [`${IDLE} idle sessions`, `${at(bounded, idleAll)}: heap x${fmt(result.idleHeapGrowth)} for twice the sessions`],
+    [
+      "  held: the first, the last",
+      `${bounded.idleHeld.map((n) => (n > 0 ? "yes" : "no")).join(", ")} (session.max_sessions ${defaults.session.max_sessions})`,
+    ],
+    [`${HEAVY} sessions fed ${fed(1)} MiB of 1 MB messages`, at(bounded, b1)],
+    [`${HEAVY} sessions fed ${fed(2)} MiB`, `${at(bounded, b2)}: heap x${fmt(result.heavyHeapGrowth)} for twice the data`],
+    [`  unbounded, fed ${fed(1)} MiB`, at(unbounded, u1)],
+    [`  unbounded, fed ${fed(2)} MiB`, `${at(unbounded, u2)}: heap x${fmt(result.unboundedHeavyHeapGrowth)}`],
+    [`heap / session.max_bytes (${mib(maxBytes)})`, `${fmt(result.heapOverMaxBytes)}x`],
+    ["peak RSS above baseline: bounded, unbounded", `+${mib(peak(bounded))}, +${mib(peak(unbounded))}`],
+    [`  bounded, node --max-old-space-size=${CAPPED_HEAP_MIB}`, `+${mib(peak(capped))} (fed ${fed(2)} MiB: ${at(capped, capped.heavy[1]!)})`],
+    ["time: bounded, unbounded, capped", [bounded, unbounded, capped].map((r) => `${fmt(r.seconds, 1)} s`).join(", ")],
+  ]);
+  const broken = [
+    result.idleHeapGrowth > 1.25 && `the heap grew x${fmt(result.idleHeapGrowth)} from ${IDLE / 2} to ${IDLE} idle sessions`,
+    (bounded.idleHeld[0] !== 0 || !bounded.idleHeld[1]) && "the oldest idle session was not evicted, or the newest was",
+    result.heavyHeapGrowth > 1.1 && `the heap grew x${fmt(result.heavyHeapGrowth)} when twice the data was sent`,
+    result.heapOverMaxBytes > 1.15 && `the heap holds ${fmt(result.heapOverMaxBytes)}x session.max_bytes`,
+  ].filter(Boolean);
+  if (broken.length > 0) throw new Error(`memory is not bounded: ${broken.join("; ")}`);
+  return result;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchMemory();
