@@ -29,6 +29,7 @@ const PROCESS_TESTS = [
   "test/fallbacks.test.ts",
   "test/gateway-models.test.ts",
   "test/gateway-openai.test.ts",
+  "test/hostile-model-servers.test.ts",
   "test/model-catalog.test.ts",
   "test/model-failures.test.ts",
   "test/openai-provider.test.ts",

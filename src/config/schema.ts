@@ -50,7 +50,12 @@ export const modelEntrySchema = z.strictObject({
   api_key: z.string().optional().describe("Secret; use ${VAR} to read it from the environment."),
   request_timeout: int(1, 3_600_000)
     .optional()
-    .describe("Ms to wait for the server to start answering, and then between two pieces of a streamed answer (default 120000)."),
+    .describe(
+      "Ms to wait for the server to start answering, and then between two pieces of data of a streamed answer; keep-alive comments and pings do not count (default 120000).",
+    ),
+  max_duration: int(1, 86_400_000)
+    .optional()
+    .describe("Ms one call may take in all, however steadily the server sends, retries and their waits included (default 600000)."),
   max_tokens: int(1, 10_000_000).optional(),
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
