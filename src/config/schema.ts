@@ -31,6 +31,9 @@ export const agentsSchema = z
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
         max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),
+        turn_timeout_ms: int(1, 86_400_000)
+          .default(900_000)
+          .describe("Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged."),
         subturn: subturnSchema,
       })
       .prefault({}),

@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
   timer?: Timer;
+  /** Times agents.defaults.turn_timeout_ms (default: real timers). */
+  turnTimer?: Timer;
   ids?: () => string;
   logger?: Logger;
 }
@@ -98,6 +100,7 @@ export class Runtime {
   private readonly history: HistoryStore;
   private readonly clock: Clock;
   private readonly timer: Timer;
+  private readonly turnTimer: Timer;
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
@@ -123,6 +126,7 @@ export class Runtime {
     this.models = opts.models;
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.timer = opts.timer ?? realTimer;
+    this.turnTimer = opts.turnTimer ?? realTimer;
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
@@ -354,6 +358,8 @@ export class Runtime {
         provider: this.models.get(this.modelNameOf(agent)),
         tools: this.policy.toolSet(agent, isSubagentKey(sessionKey)),
         maxIterations: this.config.agents.defaults.max_tool_iterations,
+        timeoutMs: this.config.agents.defaults.turn_timeout_ms,
+        timer: this.turnTimer,
         history: this.history,
         events: this.events,
         deliver,
