@@ -87,6 +87,7 @@ export class ToolPolicy {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.state ? { state: this.opts.state } : {}),
         timeoutMs: (tool) => this.timeoutMs(tool),
+        ...(this.tools.max_result_bytes === undefined ? {} : { maxResultBytes: this.tools.max_result_bytes }),
       });
       this.sets.set(key, set);
     }

@@ -101,12 +101,17 @@ export const mcpServerSchema = z
   });
 
 /** Keys of `tools` that are not tool sections. */
-export const TOOLS_RESERVED = ["plugins", "mcp"] as const;
+export const TOOLS_RESERVED = ["plugins", "mcp", "max_result_bytes"] as const;
 
 /** Tools the gateway ships have their sections here; any other `tools.<name>` is a plugin's or an MCP tool's. */
 export const toolsSchema = z
   .strictObject({
     plugins: z.array(z.string().min(1)).default([]).describe("Tool modules to load: paths (relative to the config file) or package names."),
+    max_result_bytes: int(1024, 64 * 1024 * 1024)
+      .optional()
+      .describe(
+        "The most UTF-8 bytes a tool result keeps (every tool: built-in, plugin, MCP), for the model and the user; the rest is cut with a note saying so (default 65536).",
+      ),
     mcp: z
       .strictObject({
         servers: z.record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema).default({}),
