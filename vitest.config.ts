@@ -24,6 +24,7 @@ const PROCESS_TESTS = [
   "test/mcp-runtime.test.ts",
   "test/mcp-gateway.test.ts",
   "test/mcp-http.test.ts",
+  "test/mcp-message-size.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
   "test/fallbacks.test.ts",

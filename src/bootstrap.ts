@@ -155,6 +155,7 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
       baseDir: loaded.baseDir,
       env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
       callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
+      ...(loaded.config.tools.mcp.max_message_bytes === undefined ? {} : { maxMessageBytes: loaded.config.tools.mcp.max_message_bytes }),
     });
     const report = await startOrStop(hub, opts.signal);
     const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));

@@ -115,6 +115,9 @@ export const toolsSchema = z
     mcp: z
       .strictObject({
         servers: z.record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema).default({}),
+        max_message_bytes: int(64 * 1024, 1024 * 1024 * 1024)
+          .optional()
+          .describe("The most one message from an MCP server may hold (default 8388608); a bigger answer fails that call alone, the server stays connected."),
       })
       .prefault({}),
     todo: z

@@ -41,7 +41,17 @@ export async function pour(res: ServerResponse, next: (i: number) => string | Ui
       return { bytes, cut: false };
     }
     bytes += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.byteLength;
-    if (!res.write(chunk)) await new Promise<void>((resolve) => (res.once("drain", resolve), res.once("close", resolve)));
+    if (!res.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          res.off("close", done);
+          resolve();
+        };
+        res.on("drain", done);
+        res.on("close", done);
+      });
+    }
     if (pauseMs > 0 && !gone) await pause(pauseMs);
   }
   return { bytes, cut: true };

@@ -8,6 +8,8 @@ import type { Logger } from "../../log.js";
 import { type ToolResult, toolResult } from "../tool.js";
 import type { Backoff } from "./backoff.js";
 import { type Listing, listRemoteTools } from "./listing.js";
+import { formatBytes } from "../result-size.js";
+import { tooLarge, tooLargeMessage } from "./message-size.js";
 import { type McpCallAnswer, mcpResult } from "./result.js";
 import { type TransportContext, openTransport } from "./transport.js";
 
@@ -131,6 +133,8 @@ export class McpConnection {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return toolResult.error(`${server} did not answer "${tool}" within ${timeout} ms`);
       }
+      const big = error instanceof McpError ? tooLarge(error.data) : undefined;
+      if (big) return toolResult.error(tooLargeMessage(this.name, tool, big.limit, big.bytes));
       if (error instanceof McpError) return toolResult.error(`${server} refused the call of "${tool}": ${messageOf(error)}`);
       if (state.session.kind === "http") {
         // No process tells us an HTTP server went away; a failed request does.
@@ -166,7 +170,13 @@ export class McpConnection {
   private async attempt(): Promise<void> {
     let opened: ReturnType<typeof openTransport>;
     try {
-      opened = openTransport(this.config, this.opts.transport);
+      opened = openTransport(this.config, {
+        ...this.opts.transport,
+        dropped: (bytes) =>
+          this.opts.logger.warn(
+            `MCP server "${this.name}" sent a message of ${formatBytes(bytes)}, over tools.mcp.max_message_bytes, that answered no call; skipped it`,
+          ),
+      });
     } catch (error) {
       throw new StartFailure(`it could not be started: ${messageOf(error)}`, { cause: error });
     }

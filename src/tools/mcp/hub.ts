@@ -17,6 +17,8 @@ export interface McpHubOptions {
   baseDir?: string;
   /** The gateway's environment, given to every stdio server under its own `env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The most one message from a server may hold (tools.mcp.max_message_bytes; default 8 MiB). */
+  maxMessageBytes?: number;
   clock?: { now(): number };
   /** Waits between restarts; must end (resolve or reject) when `signal` aborts. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -84,7 +86,11 @@ export class McpHub {
       this.connections.push(
         new McpConnection(name, config, {
           logger: this.logger,
-          transport: { ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}), ...(opts.env ? { env: opts.env } : {}) },
+          transport: {
+            ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}),
+            ...(opts.env ? { env: opts.env } : {}),
+            ...(opts.maxMessageBytes !== undefined ? { maxMessageBytes: opts.maxMessageBytes } : {}),
+          },
           clock: opts.clock ?? { now: () => Date.now() },
           sleep: opts.sleep ?? ((ms, signal) => sleep(ms, undefined, { signal })),
           backoff: new Backoff({ ...backoff, ...(opts.random ? { random: opts.random } : {}) }),
