@@ -216,7 +216,7 @@ function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number
 function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
   return withRuntime(loaded, logger, io, async () => {
     io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
-    io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));
+    io.stdout(JSON.stringify(maskSecrets(loaded.config, loaded), null, 2));
     return 0;
   });
 }
