@@ -35,6 +35,7 @@ const PROCESS_TESTS = [
   "test/model-failures.test.ts",
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
+  "test/secrets.test.ts",
   "test/sdk-conformance.test.ts",
   "test/server.test.ts",
   "test/server-limits.test.ts",

@@ -23,7 +23,7 @@ export abstract class HttpModelProvider implements ModelProvider {
     this.url = `${(entry.api_base ?? endpoint.defaultBase).replace(/\/+$/, "")}${endpoint.path}`;
     this.stream = entry.stream !== false;
     const timeouts = { idleMs: entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, maxDurationMs: entry.max_duration ?? DEFAULT_MAX_DURATION_MS };
-    this.transport = new ModelTransport(this.name, timeouts, secretsOf(entry), opts);
+    this.transport = new ModelTransport(this.name, timeouts, [...secretsOf(entry), ...(opts.secrets ?? [])], opts);
   }
 
   chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {

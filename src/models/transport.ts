@@ -31,6 +31,8 @@ export interface TransportOptions {
   callId?: () => string;
   /** Times request_timeout and max_duration (default: real timers; tests decide when they run out). */
   timer?: Timer;
+  /** Every configured secret, kept out of error messages besides the entry's own key and headers. */
+  secrets?: readonly string[];
 }
 
 /** What an adapter's reader gets besides the response. */

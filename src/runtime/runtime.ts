@@ -15,6 +15,7 @@ import { type HistoryStore, MemoryHistoryStore } from "../session/history.js";
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
+import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
@@ -47,6 +48,8 @@ export interface RuntimeOptions {
   turnTimer?: Timer;
   ids?: () => string;
   logger?: Logger;
+  /** Scrubs the configured secrets (LoadedConfig.secrets) from every tool result before it reaches the model or the user. */
+  redact?: Redact;
 }
 
 export interface MessageInput {
@@ -140,6 +143,7 @@ export class Runtime {
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
       variant: (tool, agent) => this.tools.formFor(tool, agent),
+      ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
     const host = this.host();

@@ -4,6 +4,7 @@ import type { ToolCall, ToolSpec } from "../models/message.js";
 import { joinSignals } from "../signals.js";
 import { describeIssues } from "../validation.js";
 import type { AnyTool } from "./registry.js";
+import { type Redact, noRedaction } from "./redact.js";
 import { DEFAULT_MAX_RESULT_BYTES, capResult } from "./result-size.js";
 import { type ToolResult, toolResult } from "./tool.js";
 import { ToolStates } from "./tool-states.js";
@@ -33,6 +34,8 @@ export interface ToolSetOptions {
   state?: ToolStates;
   /** The most UTF-8 bytes a result's text keeps (tools.max_result_bytes; default 64 KiB); the rest is cut, with a note. */
   maxResultBytes?: number;
+  /** Scrubs configured secrets from every result's texts (default: none known). */
+  redact?: Redact;
 }
 
 /** What a tool set hears about each call; the runtime turns it into events. */
@@ -67,6 +70,7 @@ export class ToolSet {
   private readonly timeoutMs: (tool: AnyTool) => number;
   private readonly state: ToolStates;
   private readonly maxResultBytes: number;
+  private readonly redact: Redact;
 
   constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
@@ -74,6 +78,7 @@ export class ToolSet {
     this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
     this.state = opts.state ?? new ToolStates();
     this.maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.redact = opts.redact ?? noRedaction;
   }
 
   names(): string[] {
@@ -96,7 +101,8 @@ export class ToolSet {
 
   /**
    * Runs one call. Whatever it answers (an error included) reaches the model
-   * and the user only through here, within maxResultBytes.
+   * and the user only through here: without configured secrets, within
+   * maxResultBytes.
    */
   async execute(call: ToolCall, ctx: CallScope): Promise<ToolResult> {
     const name = call.function.name;
@@ -122,9 +128,12 @@ export class ToolSet {
     return result;
   }
 
-  /** A result as it may enter the history: its texts within maxResultBytes. */
+  /** A result as it may enter the history: its texts scrubbed of secrets (first, so no cut leaves half of one), then within maxResultBytes. */
   private finish(result: ToolResult): ToolResult {
-    return capResult(result, this.maxResultBytes);
+    const forLLM = this.redact(result.forLLM);
+    const forUser = result.forUser === undefined ? undefined : this.redact(result.forUser);
+    const scrubbed = forLLM === result.forLLM && forUser === result.forUser ? result : { ...result, forLLM, ...(forUser === undefined ? {} : { forUser }) };
+    return capResult(scrubbed, this.maxResultBytes);
   }
 
   private async run(tool: AnyTool, call: ToolCall, ctx: CallScope): Promise<ToolResult> {

@@ -30,6 +30,8 @@ export interface ConnectionOptions {
   stableMs: number;
   /** Every tool list the server gives: after each start and when it says its tools changed. */
   onListing(listing: Listing): void;
+  /** Scrubs configured secrets from what the server writes on stderr, before it is kept, quoted or logged. */
+  redact: (text: string) => string;
 }
 
 /** One started client: its process (stdio) or HTTP session, and what its stderr said last. */
@@ -229,7 +231,7 @@ export class McpConnection {
   private listen(stderr: Readable, session: Session): void {
     let pending = "";
     const say = (line: string) => {
-      const text = line.trim();
+      const text = this.opts.redact(line.trim());
       if (!text) return;
       const short = text.length > 200 ? `${text.slice(0, 199)}…` : text;
       // The line that says what went wrong beats the last one (Node ends a crash with its version banner).
