@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../src/tools/mcp/backoff.js";
 import { checkInputSchema } from "../src/tools/mcp/input-schema.js";
-import { BoundedReadBuffer, MESSAGE_TOO_LARGE, idOf, tooLarge, tooLargeMessage } from "../src/tools/mcp/message-size.js";
+import { MESSAGE_TOO_LARGE, idOf, tooLarge, tooLargeMessage } from "../src/tools/mcp/message-size.js";
+import { BoundedReadBuffer } from "../src/tools/mcp/stdio-buffer.js";
 import { isUsableToolName, mcpToolName } from "../src/tools/mcp/names.js";
 import { mcpResult } from "../src/tools/mcp/result.js";
 

@@ -5,7 +5,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../config/schema.js";
-import { BoundedReadBuffer, DEFAULT_MAX_MESSAGE_BYTES, limitedFetch } from "./message-size.js";
+import { limitedFetch } from "./http-fetch.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./message-size.js";
+import { BoundedReadBuffer } from "./stdio-buffer.js";
 
 /**
  * The SDK's client calls `close()` on a failed start without waiting for it;
