@@ -25,6 +25,8 @@ const PROCESS_TESTS = [
   "test/mcp-gateway.test.ts",
   "test/mcp-http.test.ts",
   "test/mcp-message-size.test.ts",
+  // fetches and builds the reference todo tool (npm pack, esbuild)
+  "test/todo-reference.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
   "test/fallbacks.test.ts",
@@ -36,6 +38,7 @@ const PROCESS_TESTS = [
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
   "test/secrets.test.ts",
+  "test/plugins-anywhere.test.ts",
   "test/sdk-conformance.test.ts",
   "test/server.test.ts",
   "test/server-limits.test.ts",

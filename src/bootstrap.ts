@@ -50,6 +50,8 @@ export interface BuiltinFeatures {
 export interface Bootstrapped {
   runtime: Runtime;
   warnings: string[];
+  /** Mistakes the gateway starts with (each is also a warning) but `config check` refuses: an agent naming a model that is not in model_list. */
+  problems: string[];
   builtins: BuiltinFeatures;
 }
 
@@ -89,7 +91,11 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     redact,
     timer: opts.timer,
   });
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), builtins };
+  const names = new Set(loaded.config.model_list.map((m) => m.model_name));
+  const problems = [...catalog.agents.values()]
+    .filter((agent) => agent.model !== undefined && !names.has(agent.model))
+    .map((agent) => `${agent.file}: model "${agent.model}" is not a model_name in model_list (it has: ${[...names].join(", ")})`);
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems, builtins };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
@@ -6,6 +7,7 @@ import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js
 import { type RunningGateway, startGateway } from "./gateway/server.js";
 import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
+import { repl } from "./repl.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
@@ -16,12 +18,15 @@ Usage:
   picoclaw gateway                          start the HTTP gateway
   picoclaw agent -m TEXT [--agent ID] [--session ID]
                                             run one turn, print the reply
+  picoclaw agent [--agent ID] [--session ID]
+                                            chat: one message a line, /exit ends
   picoclaw agents                           list agents and their effective tools
   picoclaw config check                     validate and print the effective config (secrets masked)
 
 Options (every command):
   --config PATH    config file (default: $PICOCLAW_CONFIG, then ./picoclaw.config.json)
   -h, --help       this text
+  -v, --version    the version
 
 Exit codes: 0 ok, 1 the work failed, 2 bad config or usage.`;
 
@@ -32,6 +37,12 @@ export interface CliIO {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   logger?: Logger;
+  /** What `picoclaw agent` without -m reads its chat from (the process's stdin); without it, -m is required. */
+  stdin?: NodeJS.ReadableStream;
+  /** Whether a person is at a terminal: `agent` then logs warnings only, and the chat shows a prompt. */
+  terminal?: boolean;
+  /** Writes without a line break (the chat's prompt). */
+  prompt?: (text: string) => void;
 }
 
 class UsageError extends Error {}
@@ -46,8 +57,14 @@ function parseCommandLine(args: string[]) {
       agent: { type: "string" },
       session: { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
     },
   });
+}
+
+/** This package's version, from its package.json. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
 /** Runs one CLI command; resolves with the exit code (the gateway resolves when it stops). */
@@ -61,6 +78,10 @@ export async function runCli(io: CliIO): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [command, sub] = positionals;
+  if (values.version) {
+    io.stdout(`picoclaw ${packageVersion()}`);
+    return 0;
+  }
   if (values.help || command === undefined || command === "help") {
     io.stdout(USAGE);
     return command === undefined && !values.help ? 2 : 0;
@@ -70,7 +91,9 @@ export async function runCli(io: CliIO): Promise<number> {
   try {
     const loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: values.config ? ["--config", values.config] : [] });
     redact = redactor(loaded.secrets);
-    const logger = redactingLogger(io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || "info"), redact);
+    // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL says otherwise.
+    const quiet = command === "agent" && io.terminal === true;
+    const logger = redactingLogger(io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info")), redact);
     switch (command) {
       case "gateway":
         return await gateway(loaded, logger, io);
@@ -174,9 +197,19 @@ async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work
 
 function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
   const text = values.message;
-  if (text === undefined) throw new UsageError("agent needs -m TEXT");
+  if (text === undefined && io.stdin === undefined) throw new UsageError("agent needs -m TEXT");
   if (values.session !== undefined && !CHAT_ID.test(values.session)) {
     throw new UsageError(`--session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(values.session)})`);
+  }
+  if (text === undefined) {
+    const input = io.stdin!;
+    return withRuntime(loaded, logger, io, ({ runtime }) =>
+      repl(
+        runtime,
+        { input, terminal: io.terminal === true, stdout: io.stdout, stderr: io.stderr, prompt: io.prompt ?? (() => {}) },
+        { agentId: runtime.agent(values.agent ?? runtime.defaultAgentId).id, chatId: values.session ?? "default" },
+      ),
+    );
   }
   return withRuntime(loaded, logger, io, async ({ runtime }) => {
     const outcome = await runtime.handleMessage({
@@ -218,7 +251,9 @@ function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number
 }
 
 function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  return withRuntime(loaded, logger, io, async () => {
+  return withRuntime(loaded, logger, io, async ({ problems }) => {
+    // What the gateway starts with (as warnings) but a check must not call OK.
+    if (problems.length > 0) throw new ConfigError(problems);
     io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
     io.stdout(JSON.stringify(maskSecrets(loaded.config, loaded), null, 2));
     return 0;

@@ -8,6 +8,9 @@ runCli({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
+  stdin: process.stdin,
+  terminal: process.stdin.isTTY === true && process.stderr.isTTY === true,
+  prompt: (text) => process.stderr.write(text),
 }).then(
   (code) => {
     process.exitCode = code;

@@ -31,7 +31,7 @@ type Room =
 function roomOf(file: string): Room {
   const [top, second] = file.split("/");
   if (["errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
-  if (["bootstrap.ts", "cli.ts", "main.ts"].includes(file)) return "composition";
+  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts"].includes(file)) return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";
   if (top === "tools" && second !== undefined && !second.endsWith(".ts")) return "features";

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../src/cli.js";
 import { recordingLogger, writeProject } from "./support/project.js";
@@ -64,14 +65,68 @@ describe("picoclaw agents", () => {
     const { code, stdout } = await cli(["agents"], { cwd: project });
     expect(code).toBe(0);
     expect(stdout.split("\n")).toEqual([
-      "ID          MODEL  TOOLS                    NAME",
-      "main        local  delegate,spawn,subagent  Main",
-      "researcher  gpt    -                        Researcher",
+      "ID          MODEL  TOOLS           NAME",
+      "main        local  spawn,subagent  Main",
+      "researcher  gpt    -               Researcher",
     ]);
   });
 });
 
+describe("picoclaw --version", () => {
+  it("prints the package's version", async () => {
+    const { code, stdout } = await cli(["--version"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^picoclaw \d+\.\d+\.\d+$/);
+    expect((await cli(["-v"])).stdout).toBe(stdout);
+  });
+});
+
+describe("picoclaw agent without -m: a chat", () => {
+  async function chat(lines: string, terminal = false) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const prompts: string[] = [];
+    const code = await runCli({
+      argv: ["agent", "--session", "repl"],
+      env: {},
+      cwd: writeProject({ config: {} }),
+      stdout: (t) => out.push(t),
+      stderr: (t) => err.push(t),
+      prompt: (t) => prompts.push(t),
+      stdin: Readable.from([lines]),
+      terminal,
+      logger: recordingLogger(),
+    });
+    return { code, out, err, prompts };
+  }
+
+  it("answers each line in one session until /exit, and slash commands work", async () => {
+    const { code, out } = await chat("hello\n\n/help\nsecond\n/exit\nnever sent\n");
+    expect(code).toBe(0);
+    expect(out).toHaveLength(3);
+    expect(out[0]).toMatch(/^You said: hello/);
+    expect(out[1]).toMatch(/^Commands \(answered by the gateway/);
+    expect(out[2]).toMatch(/^You said: second/);
+  });
+
+  it("ends at the end of the input; on a terminal it greets and prompts", async () => {
+    const { code, out, err, prompts } = await chat("one\n", true);
+    expect(code).toBe(0);
+    expect(out).toHaveLength(1);
+    expect(err[0]).toBe('Chatting with agent "main"; /exit ends, /help lists the commands.');
+    expect(prompts).toEqual(["> ", "> "]);
+  });
+});
+
 describe("picoclaw config check", () => {
+  it("fails (exit 2) when an agent names a model that is not in model_list, naming its AGENT.md", async () => {
+    const project = writeProject({ config: {}, agents: { main: "m", writer: "---\nname: Writer\nmodel: gpt-typo\n---\nWrite." } });
+    const { code, stderr, stdout } = await cli(["config", "check"], { cwd: project });
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(`  - ${path.join(project, "agents", "writer", "AGENT.md")}: model "gpt-typo" is not a model_name in model_list (it has: local)`);
+  });
+
   it("prints the effective config with secrets masked", async () => {
     const project = writeProject({
       config: {

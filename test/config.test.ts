@@ -35,7 +35,7 @@ describe("config file lookup", () => {
       max_tool_iterations: 20,
       max_history_messages: 500,
       turn_timeout_ms: 900_000,
-      subturn: { max_depth: 3, max_concurrent: 5, timeout_ms: 300000, concurrency_timeout_ms: 30000 },
+      subturn: { max_depth: 3, max_concurrent: 5, max_running: 20, timeout_ms: 300000, concurrency_timeout_ms: 30000 },
     });
     expect(loaded.config.model_list).toEqual([{ model_name: "local", provider: "builtin", model: "scripted" }]);
     expect(loaded.config.tools.todo.enabled).toBe(false);

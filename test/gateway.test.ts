@@ -62,7 +62,7 @@ describe("GET /v1/agents", () => {
           name: "Main",
           description: "the main one",
           model: "local",
-          tools: ["boom", "delegate", "echo", "spawn", "subagent", "wait", "whisper"],
+          tools: ["boom", "echo", "spawn", "subagent", "wait", "whisper"],
         },
         { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
       ],
@@ -188,6 +188,15 @@ describe("history and slash commands", () => {
     const bad = await h.request("/v1/sessions/not-a-key/history");
     expect(bad.status).toBe(400);
     expect((await jsonOf(bad)).error.code).toBe("invalid_session_key");
+  });
+
+  it("every session route answers 404 agent_not_found for a well-formed key whose agent does not exist", async () => {
+    const h = harness();
+    for (const route of ["history", "events", "todos"]) {
+      const res = await h.request(`/v1/sessions/agent:ghost:http:s/${route}`);
+      expect(res.status, route).toBe(404);
+      expect((await jsonOf(res)).error, route).toEqual({ code: "agent_not_found", message: 'unknown agent "ghost"' });
+    }
   });
 
   it("/clear empties the session's history and never reaches the model", async () => {

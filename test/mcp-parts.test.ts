@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../src/tools/mcp/backoff.js";
-import { checkInputSchema } from "../src/tools/mcp/input-schema.js";
+import { checkInputSchema } from "../src/tools/json-schema.js";
 import { MESSAGE_TOO_LARGE, idOf, tooLarge, tooLargeMessage } from "../src/tools/mcp/message-size.js";
 import { BoundedReadBuffer } from "../src/tools/mcp/stdio-buffer.js";
 import { isUsableToolName, mcpToolName } from "../src/tools/mcp/names.js";

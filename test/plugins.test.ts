@@ -39,7 +39,7 @@ describe("plugin tools through the gateway", () => {
     });
     expect(json.reply).toBe("done: Noted (1 notes). | 1. the code is 42");
     const first = model.server.requests.at(-3)!;
-    expect(toolNames(first)).toEqual(["clock", "delegate", "hanger", "notes", "spawn", "subagent", "thrower"]);
+    expect(toolNames(first)).toEqual(["clock", "hanger", "notes", "spawn", "subagent", "thrower"]);
     const notes = first.body.tools.find((t: { function: { name: string } }) => t.function.name === "notes");
     expect(notes.function.parameters).toMatchObject({ type: "object", properties: { action: { enum: ["add", "list", "clear"] } }, required: ["action"] });
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
@@ -60,7 +60,7 @@ describe("plugin tools through the gateway", () => {
     await h.chat({ message: call("notes", { action: "list" }), agent: "nonotes" });
     expect(lastResults(model.server.requests.at(-1)!)[0]).toBe('tool "notes" is not available to this agent; available tools: subagent');
     await h.chat({ message: "SAY hi" });
-    expect(toolNames(model.server.requests.at(-1)!)).toEqual(["delegate", "hanger", "notes", "shy", "spawn", "subagent", "thrower"]);
+    expect(toolNames(model.server.requests.at(-1)!)).toEqual(["hanger", "notes", "shy", "spawn", "subagent", "thrower"]);
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.find((a: { id: string }) => a.id === "main").tools).toContain("shy");
   });
@@ -151,7 +151,16 @@ describe("loading plugins", () => {
       fixture("bad-schema.js"),
       /a tool "bad" parameters must be an object schema \(z\.object\(\{\.\.\.\}\)\), not "string"$/,
     ],
-    ["parameters that are not zod", fixture("not-zod.js"), /a tool "plain" parameters must be a zod 4 schema/],
+    [
+      "parameters that are neither zod 4 nor a JSON Schema object",
+      fixture("not-zod.js"),
+      /a tool "plain" parameters must be a zod 4 schema \(import \{ z \} from "picoclaw-ts"\) or a JSON Schema object$/,
+    ],
+    [
+      "JSON Schema parameters that are not an object schema",
+      fixture("json-not-object.js"),
+      /a tool "scalar": parameters does not have type "object" at the top$/,
+    ],
     ["a name clash with a built-in tool", fixture("clash.js"), /tool "todo" clashes with the tool of the same name from the built-in tools$/],
   ])("%s stops start-up naming the module", async (_case, spec, message) => {
     const found = await problems([spec]);

@@ -122,4 +122,24 @@ describe("the real gateway process", () => {
     expect(code).toBe(2);
     expect(stderr).toContain('PICOCLAW_TOOLS_TODO_ENABLED: expected true, false, 1 or 0, got "maybe"');
   });
+
+  it("picoclaw agent without -m chats over stdin until /exit; --version prints the version", { timeout: 60_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "agent"], {
+      cwd: project,
+      env: { ...process.env, PICOCLAW_CONFIG: "" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
+    const exited = exitOf(child);
+    child.stdin!.end("hello from a pipe\n/exit\n");
+    expect((await exited).code).toBe(0);
+    expect(stdout).toMatch(/^You said: hello from a pipe/);
+    const version = spawn(process.execPath, [path.join(root, "dist", "main.js"), "--version"], { stdio: ["ignore", "pipe", "pipe"] });
+    let printed = "";
+    version.stdout!.on("data", (c: Buffer) => (printed += c.toString()));
+    expect((await exitOf(version)).code).toBe(0);
+    expect(printed).toMatch(/^picoclaw \d+\.\d+\.\d+\n$/);
+  });
 });

@@ -4,7 +4,7 @@ import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { AbortedError, ModelError } from "../src/errors.js";
 import type { RuntimeEvents } from "../src/feature/events.js";
-import { Runtime } from "../src/runtime/runtime.js";
+import { Runtime, STOPPED_REPLY } from "../src/runtime/runtime.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { testTools } from "./support/tools.js";
 
@@ -170,6 +170,22 @@ describe("sessions", () => {
     await model.calls(1);
     controller.abort(new AbortedError("client went away"));
     await expect(turn).rejects.toThrow("client went away");
+    expect(runtime.historyOf("agent:main:http:s")).toEqual([]);
+  });
+
+  it("a turn /stop ended resolves, saying so; the same turn ended by its client leaving rejects", async () => {
+    const model = new ControlledModel();
+    const runtime = makeRuntime(model);
+    const stopped = send(runtime, "slow", "s");
+    await model.calls(1);
+    expect((await send(runtime, "/stop", "s")).reply).toBe("Stopped.");
+    expect(await stopped).toMatchObject({ stopped: true, reply: STOPPED_REPLY, delivered: [{ from: "command", text: STOPPED_REPLY }] });
+    const client = new AbortController();
+    const left = send(runtime, "slow", "s", client.signal);
+    await model.calls(2);
+    client.abort(new AbortedError("client went away"));
+    await runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "/stop" });
+    await expect(left).rejects.toThrow("client went away");
     expect(runtime.historyOf("agent:main:http:s")).toEqual([]);
   });
 

@@ -172,7 +172,7 @@ describe("limits hold even against a tool that ignores its abort signal", () => 
     const turn = h.chat({ message: call("deaf", {}), session: "deaf" });
     while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
     expect((await h.chat({ message: "/stop", session: "deaf" })).json.reply).toBe("Stopped.");
-    expect((await turn).status).toBe(503);
+    expect(await turn).toMatchObject({ status: 200, json: { stopped: true } });
   });
 });
 
@@ -187,7 +187,25 @@ describe("delegate and spawn with agent_id", () => {
     expect(childRequests(task).at(-1)!.body.messages[0]).toEqual({ role: "system", content: "You research." });
   });
 
-  it("refuses agents not listed, unknown agents and itself", async () => {
+  it("delegate is offered only to agents whose allow_agents lists someone; spawn then has no agent_id", async () => {
+    const h = harness({
+      agents: { main: "---\nname: Main\n---\nAlone.", lead: "---\nallow_agents: [main]\n---\nLeads." },
+      config: { ...openaiConfig(model.server.url) },
+    });
+    const agents = await jsonOf(await h.request("/v1/agents"));
+    expect(agents.agents.map((a: { id: string; tools: string[] }) => [a.id, a.tools])).toEqual([
+      ["lead", ["delegate", "spawn", "subagent"]],
+      ["main", ["spawn", "subagent"]],
+    ]);
+    await h.chat({ message: "SAY hi" });
+    const spawn = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "spawn");
+    expect(Object.keys(spawn.function.parameters.properties)).toEqual(["task", "label"]);
+    expect((await h.chat({ message: call("delegate", { agent_id: "lead", task: "x" }) })).json.reply).toMatch(
+      /^done: tool "delegate" is not available to this agent/,
+    );
+  });
+
+  it("refuses agents not listed, unknown agents and itself: the agent_id schema lists only the allowed agents", async () => {
     const h = gateway();
     const { json } = await h.chat({
       message: [
@@ -197,15 +215,21 @@ describe("delegate and spawn with agent_id", () => {
       ].join("\n"),
     });
     const results = json.reply.replace(/^done: /, "").split(" | ");
-    expect(results[0]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
-    expect(results[1]).toBe('agent "main" is yourself; use the subagent tool to hand work to a copy of yourself');
-    expect(results[2]).toBe('you may not hand work to agent "narrow"; allowed: researcher');
+    expect(results[0]).toBe('invalid arguments for tool "delegate": agent_id: expected one of "researcher"');
+    expect(results[1]).toBe('invalid arguments for tool "delegate": agent_id: expected one of "researcher"');
+    expect(results[2]).toBe('invalid arguments for tool "spawn": agent_id: expected one of "researcher"');
+    const delegate = model.server.requests.at(-1)!.body.tools.find((t: { function: { name: string } }) => t.function.name === "delegate");
+    expect(delegate.function.parameters.properties.agent_id).toEqual({
+      type: "string",
+      enum: ["researcher"],
+      description: "The agent to hand the task to: researcher.",
+    });
     const star = harness({
-      agents: { main: "---\nallow_agents: ['*']\n---\np", other: "p" },
+      agents: { main: "---\nallow_agents: ['*']\n---\np", other: "---\ndescription: Does other things\n---\np" },
       config: { ...openaiConfig(model.server.url) },
     });
     const ghost = await star.chat({ message: call("delegate", { agent_id: "ghost", task: "x" }) });
-    expect(ghost.json.reply).toBe('done: there is no agent "ghost"; agents: main, other');
+    expect(ghost.json.reply).toBe('done: invalid arguments for tool "delegate": agent_id: expected one of "other"');
   });
 });
 
@@ -285,8 +309,8 @@ describe("/stop and /subagents", () => {
     const stopped = await h.chat({ message: "/stop", session: "stop" });
     expect(stopped.json.reply).toBe("Stopped, along with 1 subagent.");
     const result = await turn;
-    expect(result.status).toBe(503);
-    expect(result.json.error.code).toBe("aborted");
+    expect(result.status).toBe(200);
+    expect(result.json).toMatchObject({ stopped: true, reply: expect.stringMatching(/^Stopped by \/stop/) });
     expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
     expect((await h.chat({ message: "/subagents", session: "stop" })).json.reply).toBe("No subagents are running.");
     expect((await h.chat({ message: "/stop", session: "stop" })).json.reply).toBe("Nothing was running.");
@@ -304,5 +328,62 @@ describe("/stop and /subagents", () => {
     const next = await h.chat({ message: "SAY next", session: "bgstop" });
     expect(next.json.delivered).toEqual([{ from: "agent", text: "next" }]);
     expect(h.runtime.historyOf("agent:main:http:bgstop").some((m) => String(m.content).includes("System note"))).toBe(false);
+  });
+});
+
+describe("max_running: subagents running in the whole gateway", () => {
+  /** The most children running at once, as subagent.start and subagent.end tell. */
+  function peakOf(h: Harness): () => number {
+    let running = 0;
+    let peak = 0;
+    h.runtime.on("subagent.start", () => (peak = Math.max(peak, ++running)));
+    h.runtime.on("subagent.end", () => running--);
+    return () => peak;
+  }
+
+  /** A CALL line whose arguments may hold " && " (escaped, so the line splits only between calls). */
+  const callSafe = (tool: string, args: unknown) => `CALL ${tool} ${JSON.stringify(args).replaceAll("&", "\\u0026")}`;
+  const fanOut = (...calls: string[]) => calls.join(" && ");
+
+  it("a fan-out that would start more never runs more than the cap; a subagent's children over it get an error result at once", async () => {
+    const h = gateway({ subturn: { max_running: 4 } }, new ManualTimers().timer);
+    const peak = peakOf(h);
+    const starts = record(h, "subagent.start");
+    const ends = record(h, "subagent.end");
+    const toolEnds = record(h, "tool.end");
+    const leaf = "WAIT fan-leaf\nSAY leaf";
+    const middle = `${fanOut(call("subagent", { task: leaf }), call("subagent", { task: leaf }))}\nSAY middle`;
+    // 3 children, each asking for 2 of its own: 9 in all, with room for 4.
+    const chat = h.chat({ message: fanOut(...[1, 2, 3].map((n) => callSafe("subagent", { task: middle, label: `m${n}` }))) });
+    await eventually(() => expect(toolEnds.filter((e) => e.isError)).toHaveLength(5));
+    expect(starts).toHaveLength(4);
+    openGate("fan-leaf");
+    const { status } = await chat;
+    expect(status).toBe(200);
+    expect(ends.map((e) => e.outcome)).toEqual(["done", "done", "done", "done"]);
+    expect(peak()).toBe(4);
+    const refusals = model.server.requests.flatMap((r) => toolResults(r)).filter((text) => text.startsWith("too many subagents are running in the gateway"));
+    expect(new Set(refusals)).toEqual(
+      new Set(["too many subagents are running in the gateway (agents.defaults.subturn.max_running = 4); do this work yourself"]),
+    );
+  });
+
+  it("children of a user's turn over the cap wait for a place and then run", async () => {
+    const timers = new ManualTimers();
+    const h = gateway({ subturn: { max_running: 2 } }, timers.timer);
+    const peak = peakOf(h);
+    const starts = record(h, "subagent.start");
+    const ends = record(h, "subagent.end");
+    const task = "WAIT fan-root\nSAY ran";
+    const chat = h.chat({ message: fanOut(...[1, 2, 3].map((n) => call("subagent", { task, label: `r${n}` }))) });
+    await eventually(() => expect(starts).toHaveLength(2));
+    // The third waits for a place, at most concurrency_timeout_ms.
+    await eventually(() => expect(timers.pending().map((t) => t.ms)).toContain(30_000));
+    openGate("fan-root");
+    const { status, json } = await chat;
+    expect(status).toBe(200);
+    expect(json.reply.split(" | ").filter((r: string) => r.includes("finished"))).toHaveLength(3);
+    expect(ends.map((e) => e.outcome)).toEqual(["done", "done", "done"]);
+    expect(peak()).toBe(2);
   });
 });

@@ -8,6 +8,7 @@ import { Outbox } from "../src/runtime/outbox.js";
 import { childSessionKey, depth, isSubagentKey, isWithin, parentKey, parseSessionKey, rootKey, sessionKeyFor } from "../src/session/key.js";
 import { SessionLifecycle, SessionState } from "../src/session/state.js";
 import { StopSwitches } from "../src/runtime/stop-switches.js";
+import { CLEARED, SpawnedChildren } from "../src/tools/subagent/spawned.js";
 import { Subturns } from "../src/tools/subagent/subturns.js";
 import { silentLogger } from "../src/log.js";
 import { realTimer } from "../src/signals.js";
@@ -96,6 +97,12 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
 function useFakeTimers(): void {
   vi.useFakeTimers();
   onTestFinished(() => void vi.useRealTimers());
+}
+
+/** A place that was given (not an error text). */
+function placed(slot: (() => void) | string): () => void {
+  if (typeof slot === "string") throw new Error(`no place: ${slot}`);
+  return slot;
 }
 
 const untilAborted = (signal: AbortSignal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
@@ -194,38 +201,40 @@ describe("limits", () => {
     expect(subturns.refusal("agent:main:http:s", "x".repeat(64 * 1024 + 1))).toMatch(/longer than 65536 bytes/);
   });
 
-  it("max_concurrent per parent: a new child waits for a slot, at most concurrency_timeout_ms", async () => {
+  it("max_concurrent per parent: a new child waits for a place, at most concurrency_timeout_ms", async () => {
     useFakeTimers();
     const { subturns } = setup({ max_concurrent: 2, concurrency_timeout_ms: 30 });
     const signal = new AbortController().signal;
-    const a = await subturns.slot("p", signal);
-    const b = await subturns.slot("p", signal);
-    expect(a && b).toBeTruthy();
+    const a = placed(await subturns.slot("p", signal));
+    const b = placed(await subturns.slot("p", signal));
     let third: unknown = "still waiting";
     void subturns.slot("p", signal).then((slot) => (third = slot));
     await vi.advanceTimersByTimeAsync(29);
     expect(third).toBe("still waiting");
     await vi.advanceTimersByTimeAsync(1);
-    expect(third).toBeNull();
-    expect(await subturns.slot("other-parent", signal)).not.toBeNull();
+    expect(third).toBe(
+      "too many subagents are running for this conversation (agents.defaults.subturn.max_concurrent = 2) and none finished within 30 ms; wait for them or do this yourself",
+    );
+    placed(await subturns.slot("other-parent", signal))();
     const waiting = subturns.slot("p", signal);
-    a!();
-    const c = await waiting;
-    expect(c).not.toBeNull();
-    b!();
-    c!();
-    expect((subturns as unknown as { slots: Map<string, unknown> }).slots.size).toBe(1);
+    a();
+    const c = placed(await waiting);
+    b();
+    c();
+    expect(subturns.places.parentCount).toBe(0);
+    expect(subturns.places.running).toBe(0);
   });
 
-  it("waiting for a slot ends when the parent is aborted", async () => {
+  it("waiting for a place ends when the parent is aborted", async () => {
     const { subturns } = setup({ max_concurrent: 1, concurrency_timeout_ms: 60_000 });
-    const taken = await subturns.slot("p", new AbortController().signal);
+    const taken = placed(await subturns.slot("p", new AbortController().signal));
     const parent = new AbortController();
     const waiting = subturns.slot("p", parent.signal);
     parent.abort(new AbortedError("gone"));
     await expect(waiting).rejects.toThrow("gone");
-    taken!();
-    expect(await subturns.slot("p", new AbortController().signal)).not.toBeNull();
+    taken();
+    placed(await subturns.slot("p", new AbortController().signal))();
+    expect(subturns.places.running).toBe(0);
   });
 
   it("as seen in events, never more than max_concurrent children run at once", async () => {
@@ -236,23 +245,58 @@ describe("limits", () => {
     events.on("subagent.start", () => (peak = Math.max(peak, ++running)));
     events.on("subagent.end", () => running--);
     const run = async () => {
-      const release = await subturns.slot("agent:main:http:s", new AbortController().signal);
-      return (await subturns.start(request(), release!).done).outcome;
+      const release = placed(await subturns.slot("agent:main:http:s", new AbortController().signal));
+      return (await subturns.start(request(), release).done).outcome;
     };
     expect(await Promise.all(Array.from({ length: 6 }, run))).toEqual(Array(6).fill("done"));
     expect(peak).toBe(2);
   });
 
-  it("children hold their slot while running and give it back however they end", async () => {
+  it("children hold their place while running and give it back however they end", async () => {
     const { subturns, behave, request } = setup({ max_concurrent: 1, concurrency_timeout_ms: 0 });
     behave(async () => {
       throw new Error("fail");
     });
     for (let i = 0; i < 3; i++) {
-      const release = await subturns.slot("agent:main:http:s", new AbortController().signal);
-      expect(release).not.toBeNull();
-      await subturns.start(request(), release!).done;
+      const release = placed(await subturns.slot("agent:main:http:s", new AbortController().signal));
+      await subturns.start(request(), release).done;
     }
+  });
+
+  it("max_running across the gateway: a child of a user's turn waits for a place, at most concurrency_timeout_ms in all", async () => {
+    useFakeTimers();
+    const { subturns } = setup({ max_running: 2, concurrency_timeout_ms: 30 });
+    const signal = new AbortController().signal;
+    const a = placed(await subturns.slot("agent:main:http:a", signal));
+    placed(await subturns.slot("agent:main:http:b", signal));
+    let third: unknown = "still waiting";
+    void subturns.slot("agent:main:http:c", signal).then((slot) => (third = slot));
+    await vi.advanceTimersByTimeAsync(29);
+    expect(third).toBe("still waiting");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(third).toBe(
+      "too many subagents are running in the gateway (agents.defaults.subturn.max_running = 2) and none finished within 30 ms; try again later or do this yourself",
+    );
+    const waiting = subturns.slot("agent:main:http:c", signal);
+    await vi.advanceTimersByTimeAsync(10);
+    a();
+    placed(await waiting);
+    expect(subturns.places.running).toBe(2);
+  });
+
+  it("max_running: a child of a subagent gets the error at once instead of waiting for a place another subagent holds", async () => {
+    useFakeTimers();
+    const { subturns } = setup({ max_running: 2, concurrency_timeout_ms: 60_000 });
+    const signal = new AbortController().signal;
+    const child = childSessionKey("agent:main:http:s", "c1");
+    placed(await subturns.slot("agent:main:http:s", signal));
+    const grandchild = placed(await subturns.slot(child, signal));
+    expect(await subturns.slot(child, signal)).toBe(
+      "too many subagents are running in the gateway (agents.defaults.subturn.max_running = 2); do this work yourself",
+    );
+    expect(subturns.places.parentCount).toBe(2);
+    grandchild();
+    placed(await subturns.slot(child, signal));
   });
 });
 
@@ -273,5 +317,41 @@ describe("stop switches", () => {
     other.release();
     expect(switches.size).toBe(0);
     expect(switches.stop("s")).toBe(false);
+  });
+});
+
+describe("spawned children and /clear", () => {
+  it("a clear stops the session's children, waits until they end, and voids a result that comes in after it", async () => {
+    const spawned = new SpawnedChildren();
+    const mine = spawned.add("agent:main:http:s");
+    const other = spawned.add("agent:main:http:t");
+    let finish!: (result: string) => void;
+    const done = new Promise<string>((resolve) => (finish = resolve));
+    const answered: string[] = [];
+    const settled = mine.settle(done, (result) => answered.push(result));
+    const otherSettled = other.settle(Promise.resolve("other's result"), (result) => answered.push(result));
+    let cleared = false;
+    const clearing = spawned.clearSession("agent:main:http:s", "clear").then(() => (cleared = true));
+    expect(mine.signal.aborted).toBe(true);
+    expect((mine.signal.reason as Error).message).toBe(CLEARED);
+    expect(other.signal.aborted).toBe(false);
+    await otherSettled;
+    expect(cleared).toBe(false);
+    finish("a late result");
+    await clearing;
+    await settled;
+    expect(answered).toEqual(["other's result"]);
+    expect(spawned.size).toBe(0);
+  });
+
+  it("the end of a sub-turn (release) and a clear of another session leave children alone", async () => {
+    const spawned = new SpawnedChildren();
+    const child = spawned.add("agent:main:http:s");
+    await spawned.clearSession("agent:main:http:s", "release");
+    await spawned.clearSession("agent:main:http:s2", "clear");
+    expect(child.signal.aborted).toBe(false);
+    const answered: string[] = [];
+    await child.settle(Promise.resolve("result"), (result) => answered.push(result));
+    expect(answered).toEqual(["result"]);
   });
 });

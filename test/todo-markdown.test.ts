@@ -26,9 +26,15 @@ describe("phases markdown: render", () => {
     expect(renderPhasesMarkdown(sample)).toBe(SAMPLE_MD);
   });
 
-  it("an empty plan, or one with no task, is # Todos", () => {
+  it("a plan with no phase is # Todos; phases with no task render their headings", () => {
     expect(renderPhasesMarkdown([])).toBe("# Todos");
-    expect(renderPhasesMarkdown([{ name: "A", tasks: [] }])).toBe("# Todos");
+    expect(renderPhasesMarkdown([{ name: "A", tasks: [] }])).toBe("# A");
+    expect(
+      renderPhasesMarkdown([
+        { name: "A", tasks: [] },
+        { name: "B", tasks: [] },
+      ]),
+    ).toBe("# A\n\n# B");
   });
 
   it("an empty phase beside others is its heading alone", () => {
@@ -51,7 +57,7 @@ describe("phases markdown: parse", () => {
     ["[]", "pending"],
     ["[/]", "in_progress"],
     ["[>]", "in_progress"],
-    ["[~]", "in_progress"],
+    ["[~]", "abandoned"],
     ["[x]", "completed"],
     ["[X]", "completed"],
     ["[-]", "abandoned"],
@@ -96,8 +102,13 @@ describe("phases markdown: parse", () => {
     expect(parsed("- [/] a\n- [/] b\n- [ ] c")[0]!.tasks.map((t) => t.status)).toEqual(["in_progress", "in_progress", "pending"]);
   });
 
-  it("a document with no task is the empty plan", () => {
-    for (const text of ["", "# Todos", "\n\n", "# A\n## B"]) expect(parsed(text)).toEqual([]);
+  it("a document with no heading and no task is the empty plan; headings with no tasks parse as empty phases", () => {
+    for (const text of ["", "\n\n", "  \n"]) expect(parsed(text)).toEqual([]);
+    expect(parsed("# Todos")).toEqual([{ name: "Todos", tasks: [] }]);
+    expect(parsed("# A\n## B")).toEqual([
+      { name: "A", tasks: [] },
+      { name: "B", tasks: [] },
+    ]);
   });
 
   it("keeps an empty phase when other phases have tasks", () => {
@@ -205,7 +216,7 @@ describe("list markdown: parse", () => {
       "canceled",
       "completed",
       "in_progress",
-      "in_progress",
+      "canceled",
       "pending",
       "completed",
     ]);

@@ -75,8 +75,8 @@ describe("the phases style through the gateway", () => {
     expect(Object.keys(todo.function.parameters.properties)).toEqual(["action", "todos"]);
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.map((a: { tools: string[] }) => a.tools)).toEqual([
-      ["delegate", "spawn", "subagent", "todo"],
-      ["delegate", "spawn", "subagent", "todo"],
+      ["spawn", "subagent", "todo"],
+      ["spawn", "subagent", "todo"],
     ]);
   });
 

@@ -88,13 +88,16 @@ describe("phases tool: results", () => {
     expect((await run({ op: "view" })).forLLM).toContain("Plan:\nBuild (0/2 completed)");
   });
 
-  it("clearing the plan deletes it from the store", async () => {
+  it("rm alone keeps the phases, so the plan keeps its store slot and its headings", async () => {
     const { run, store } = setup();
     await run(init);
     expect(store.size).toBe(1);
     expect((await run({ op: "rm" })).forLLM).toBe("Todo list cleared.");
-    expect(store.size).toBe(0);
-    expect(store.read("main", KEY)).toBeUndefined();
+    expect(store.size).toBe(1);
+    expect(store.read("main", KEY)).toEqual([
+      { name: "Build", tasks: [] },
+      { name: "Ship", tasks: [] },
+    ]);
   });
 
   it("teaches every op, exact task names, and atomic errors in its description", () => {
@@ -152,17 +155,17 @@ describe("phases tool: argument shape", () => {
     expect(store.read("main", KEY)).toBe(before);
   });
 
-  it("null counts as an absent field (strict-mode models send null for optional fields)", async () => {
-    const { run } = setup();
+  it("a field given as null is an invalid argument, not an absent one: done {task: null} completes nothing", async () => {
+    const { run, store } = setup();
     await run(init);
+    const before = store.read("main", KEY);
     const result = await run({ op: "done", task: null, phase: "Build", items: null, list: null });
-    expect(result.isError).toBe(false);
-    expect(result.details).toMatchObject({
-      completedTasks: [
-        { phase: "Build", content: "Design" },
-        { phase: "Build", content: "Test" },
-      ],
+    expect(result).toEqual({
+      forLLM: 'Errors: task must be a string; items must be an array of strings; list must be an array of {"phase", "items"} objects',
+      silent: false,
+      isError: true,
     });
+    expect(store.read("main", KEY)).toBe(before);
   });
 
   it("needs an agent and a session from the pipeline", async () => {
@@ -258,13 +261,19 @@ describe("phases tool: plan.updated", () => {
     ]);
   });
 
-  it("a view publishes nothing; a clear publishes the empty plan", async () => {
+  it("a view publishes nothing; rm alone publishes the phases with no task", async () => {
     const { run, updates } = setup();
     await run({ op: "view" });
     expect(updates).toEqual([]);
     await run(init);
     await run({ op: "rm" });
-    expect(updates.at(-1)).toMatchObject({ phases: [], completedTasks: [] });
+    expect(updates.at(-1)).toMatchObject({
+      phases: [
+        { name: "Build", tasks: [] },
+        { name: "Ship", tasks: [] },
+      ],
+      completedTasks: [],
+    });
   });
 });
 
@@ -291,10 +300,12 @@ describe("phases tool: store, keys and capacity", () => {
     expect((await run({ op: "view" }, "main", "b")).isError).toBe(false);
   });
 
-  it("clearing a plan frees its slot", async () => {
-    const { run } = setup(1);
+  it("a plan emptied by rm keeps its slot; /clear (the store's clearSession) frees it", async () => {
+    const { run, store } = setup(1);
     await run(init, "main", "a");
     await run({ op: "rm" }, "main", "a");
+    expect((await run(init, "main", "b")).forLLM).toBe("Errors: todo session capacity reached; clear an obsolete plan before creating another");
+    await store.clearSession("a");
     expect((await run(init, "main", "b")).isError).toBe(false);
   });
 

@@ -199,34 +199,36 @@ describe("phases: done and drop", () => {
     expect(result.details.completedTasks).toEqual([]);
   });
 
-  it("done on a phase completes its open tasks; dropped ones stay dropped", () => {
+  it("targeting rule: done on a phase completes every task of it, an abandoned one included (state table: abandoned → completed)", () => {
     const current = plan({ A: ["c:x", "a:y", "i:z", "p:w"], B: ["p:v"] });
     const result = ok(current, { op: "done", phase: "A" });
-    expect(result.plan).toEqual(plan({ A: ["c:x", "a:y", "c:z", "c:w"], B: ["i:v"] }));
+    expect(result.plan).toEqual(plan({ A: ["c:x", "c:y", "c:z", "c:w"], B: ["i:v"] }));
     expect(result.details.completedTasks).toEqual([
+      { phase: "A", content: "y" },
       { phase: "A", content: "z" },
       { phase: "A", content: "w" },
     ]);
   });
 
-  it("drop on a phase abandons its open tasks; completed ones stay completed", () => {
+  it("targeting rule: drop on a phase abandons every task of it, a completed one included (state table: completed → abandoned)", () => {
     const result = ok(sample(), { op: "drop", phase: "Build" });
-    expect(result.plan).toEqual(plan({ Build: ["c:Design", "a:Write tests", "a:Refactor"], Release: ["i:Ship"] }));
+    expect(result.plan).toEqual(plan({ Build: ["a:Design", "a:Write tests", "a:Refactor"], Release: ["i:Ship"] }));
   });
 
-  it("done with neither task nor phase completes every open task in every phase", () => {
+  it("targeting rule: done with neither task nor phase completes every task in every phase", () => {
     const current = plan({ A: ["a:x", "i:y"], B: ["p:z", "c:w"] });
     const result = ok(current, { op: "done" });
-    expect(result.plan).toEqual(plan({ A: ["a:x", "c:y"], B: ["c:z", "c:w"] }));
+    expect(result.plan).toEqual(plan({ A: ["c:x", "c:y"], B: ["c:z", "c:w"] }));
     expect(result.details.completedTasks).toEqual([
+      { phase: "A", content: "x" },
       { phase: "A", content: "y" },
       { phase: "B", content: "z" },
     ]);
     expect(result.text).toContain("Every task is completed or dropped.");
   });
 
-  it("drop with neither abandons every open task", () => {
-    expect(ok(sample(), { op: "drop" }).plan).toEqual(plan({ Build: ["c:Design", "a:Write tests", "a:Refactor"], Release: ["a:Ship"] }));
+  it("targeting rule: drop with neither abandons every task in every phase", () => {
+    expect(ok(sample(), { op: "drop" }).plan).toEqual(plan({ Build: ["a:Design", "a:Write tests", "a:Refactor"], Release: ["a:Ship"] }));
   });
 
   it("task wins over phase, even an unknown phase", () => {
@@ -267,13 +269,20 @@ describe("phases: rm", () => {
     expect(result.text).toContain("Build (0/0 completed)");
   });
 
-  it("rm alone empties every phase: the plan is cleared", () => {
+  it("targeting rule: rm alone clears every phase's task list and keeps the phases", () => {
     const result = ok(sample(), { op: "rm" });
-    expect(result).toMatchObject({ plan: [], changed: true, text: "Todo list cleared.", details: { phases: [], completedTasks: [] } });
+    const emptied = [
+      { name: "Build", tasks: [] },
+      { name: "Release", tasks: [] },
+    ];
+    expect(result).toMatchObject({ plan: emptied, changed: true, text: "Todo list cleared.", details: { phases: emptied, completedTasks: [] } });
   });
 
-  it("removing the last task clears the plan", () => {
-    expect(ok(plan({ P: ["i:a"] }), { op: "rm", task: "a" }).text).toBe("Todo list cleared.");
+  it("removing the last task keeps its phase, and append builds on it", () => {
+    const result = ok(plan({ P: ["i:a"] }), { op: "rm", task: "a" });
+    expect(result.text).toBe("Todo list cleared.");
+    expect(result.plan).toEqual([{ name: "P", tasks: [] }]);
+    expect(ok(result.plan, { op: "append", phase: "P", items: ["b"] }).plan).toEqual(plan({ P: ["i:b"] }));
   });
 
   it("task wins over phase; unknown targets are errors", () => {
@@ -361,10 +370,10 @@ describe("phases: normalisation", () => {
     expect(normalisePhases(plan({ A: ["c:a", "a:b"], B: ["c:c", "p:d", "p:e"] }))).toEqual(plan({ A: ["c:a", "a:b"], B: ["c:c", "i:d", "p:e"] }));
   });
 
-  it("leaves a finished plan alone and turns a plan with no task into []", () => {
+  it("leaves a finished plan alone and keeps phases that have no task", () => {
     const finished = plan({ A: ["c:a", "a:b"] });
     expect(normalisePhases(finished)).toEqual(finished);
-    expect(normalisePhases([{ name: "A", tasks: [] }])).toEqual([]);
+    expect(normalisePhases([{ name: "A", tasks: [] }])).toEqual([{ name: "A", tasks: [] }]);
   });
 
   it("runs after every change: drop then the next task starts", () => {

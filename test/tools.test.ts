@@ -167,10 +167,56 @@ describe("tool set", () => {
     expect(sawAbort).toBe(true);
   });
 
-  it("a tool's odd return value is turned into an error result", async () => {
-    const odd = defineTool({ name: "odd", description: "", parameters: z.object({}), execute: () => undefined as never });
-    const result = await new ToolSet([odd]).execute(call("odd", "{}"), context().ctx);
-    expect(result).toEqual({ forLLM: 'tool "odd" returned no result text', silent: false, isError: true });
+  it("a tool that returns nothing, or what JSON cannot carry, gets an error result that says what to return", async () => {
+    const run = (value: unknown) =>
+      new ToolSet([defineTool({ name: "odd", description: "", parameters: z.object({}), execute: () => value as never })]).execute(
+        call("odd", "{}"),
+        context().ctx,
+      );
+    expect(await run(undefined)).toEqual({
+      forLLM: 'tool "odd" returned nothing; return a string, a JSON value or a toolResult',
+      silent: false,
+      isError: true,
+    });
+    expect((await run(10n)).forLLM).toMatch(/^tool "odd" returned a value that is not JSON \(/);
+    expect((await run(() => 1)).forLLM).toBe('tool "odd" returned a value that is not JSON (function)');
+  });
+
+  it("a tool may return a plain string (the model's text) or any JSON value (sent as JSON)", async () => {
+    const run = (value: unknown) =>
+      new ToolSet([defineTool({ name: "plain", description: "", parameters: z.object({}), execute: () => value as never })]).execute(
+        call("plain", "{}"),
+        context().ctx,
+      );
+    expect(await run("it is 12:00")).toEqual({ forLLM: "it is 12:00", silent: false, isError: false });
+    expect(await run({ temperature: 21, unit: "C" })).toEqual({ forLLM: '{"temperature":21,"unit":"C"}', silent: false, isError: false });
+    expect(await run([1, 2])).toEqual({ forLLM: "[1,2]", silent: false, isError: false });
+    expect(await run(null)).toEqual({ forLLM: "null", silent: false, isError: false });
+  });
+
+  it("a tool's parameters may be a plain JSON Schema object: the model is shown it, and bad arguments never reach execute", async () => {
+    let ran = 0;
+    const weather = defineTool({
+      name: "weather",
+      description: "Weather for a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+      execute: (args) => {
+        ran++;
+        return `sunny in ${String(args.city)}`;
+      },
+    });
+    const set = new ToolSet([weather]);
+    expect(set.specs()[0]!.parameters).toEqual({ type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false });
+    expect((await set.execute(call("weather", '{"city":"Oslo"}'), context().ctx)).forLLM).toBe("sunny in Oslo");
+    expect(await set.execute(call("weather", '{"town":"Oslo"}'), context().ctx)).toEqual({
+      forLLM: 'invalid arguments for tool "weather": city: required; unknown key "town"',
+      silent: false,
+      isError: true,
+    });
+    expect(ran).toBe(1);
+    expect(() => defineTool({ name: "bad", description: "", parameters: { type: "string" } as never, execute: () => "" })).toThrow(
+      'tool "bad": parameters does not have type "object" at the top',
+    );
   });
 
   it("a tool that validates its own arguments receives them raw", async () => {

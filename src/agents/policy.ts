@@ -13,7 +13,8 @@ export interface ToolPolicyOptions {
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in; they win over the file. */
   switches?: readonly ToolSwitch[];
   /** The form of a tool an agent gets (the todo tool's style); the tool itself by default. */
-  variant?: (tool: AnyTool, agent: AgentDefinition) => AnyTool;
+  /** The form of a tool an agent gets (the todo tool's style), or undefined when the agent is not offered it at all. */
+  variant?: (tool: AnyTool, agent: AgentDefinition) => AnyTool | undefined;
   /** Scrubs configured secrets from every tool result. */
   redact?: Redact;
 }
@@ -74,7 +75,7 @@ export class ToolPolicy {
     return this.registry
       .all()
       .filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)) && !(inSubagent && tool.notInSubagents))
-      .map((tool) => variant(tool, agent));
+      .flatMap((tool) => variant(tool, agent) ?? []);
   }
 
   /** Names, sorted. */

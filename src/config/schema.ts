@@ -15,10 +15,15 @@ export const subturnSchema = z
   .strictObject({
     max_depth: int(1, 16).default(3).describe("How deep subagents may nest."),
     max_concurrent: int(1, 100).default(5).describe("Running children per parent turn."),
+    max_running: int(1, 10_000)
+      .default(20)
+      .describe(
+        "Running subagents in the whole gateway (every session, every depth). A child of a user's turn waits for a place up to concurrency_timeout_ms; a child of a subagent gets an error result at once.",
+      ),
     timeout_ms: int(1, 86_400_000).default(300_000).describe("Time limit of one child turn, in ms."),
     concurrency_timeout_ms: int(0, 86_400_000)
       .default(30_000)
-      .describe("How long a new child waits for a free slot (max_concurrent) before its call fails, in ms."),
+      .describe("How long a new child waits for a free place (max_concurrent, max_running) before its call fails, in ms."),
   })
   .prefault({});
 

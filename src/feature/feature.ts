@@ -39,10 +39,14 @@ export interface FeatureParts {
   tools?: readonly AnyTool[];
   /** Where its tools come from, shown by `picoclaw agents` and in clash errors (default: `feature "<name>"`). */
   origin?: (toolName: string) => string;
-  /** The form of one of its tools a given agent gets (the todo tool's style); the tool itself otherwise. */
-  toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool;
+  /** The form of one of its tools a given agent gets (the todo tool's style, the agents `delegate` may name), or undefined when that agent is not offered it at all. */
+  toolFor?(tool: AnyTool, agent: AgentDefinition): AnyTool | undefined;
   commands?: readonly Command[];
-  /** Per-session state: dropped by `/clear` and when a sub-turn ends. */
+  /**
+   * Per-session state: dropped by `/clear` and when a sub-turn ends. Work a
+   * feature runs for a session outside its turns (spawned subagents) is
+   * stopped here on `clear`; the clear waits for the returned promise.
+   */
   sessionState?: readonly SessionScoped[];
   routes?: readonly FeatureRoute[];
   /** Warnings worth printing at start-up. */
@@ -84,7 +88,8 @@ export interface FeatureHost {
    * Runs a turn on a user's session outside any request, queued behind its
    * turns and stopped by `/stop` and shutdown. What it delivers reaches the
    * session's event streams, or the next chat response. Rejects with an
-   * AbortedError while the runtime shuts down.
+   * AbortedError while the runtime shuts down, and when the session is
+   * cleared before it has run (a clear drops what was asked for before it).
    */
   runBackgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string>;
   /** Delivers to a session's user outside any request (an event stream, else kept for the next chat response). */

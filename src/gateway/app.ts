@@ -4,7 +4,7 @@ import { z } from "zod";
 import { PicoclawError, RequestError, messageOf } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { CHAT_ID } from "../session/key.js";
+import { CHAT_ID, agentOfKey } from "../session/key.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
 import { jsonBodies } from "./content-type.js";
@@ -92,17 +92,26 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       agent: outcome.agentId,
       session_key: outcome.sessionKey,
       reply: outcome.reply,
-      // What reached the session while nobody was watching comes first, once.
-      delivered: [...runtime.takeDeliveries(outcome.sessionKey), ...outcome.delivered],
+      // What reached the session while nobody was watching comes first, once (never after /clear).
+      delivered: [...outcome.earlier, ...outcome.delivered],
+      // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
+      ...(outcome.stopped ? { stopped: true } : {}),
     });
   });
 
+  /** A session key from the URL whose agent exists: 400 `invalid_session_key`, else 404 `agent_not_found`. */
+  const sessionOf = (raw: string): string => {
+    const key = sessionKeyParam(raw);
+    runtime.agent(agentOfKey(key)!);
+    return key;
+  };
+
   app.get("/v1/sessions/:key/history", (c) => {
-    const key = sessionKeyParam(c.req.param("key"));
+    const key = sessionOf(c.req.param("key"));
     return c.json({ messages: runtime.historyOf(key) });
   });
 
-  app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionKeyParam(c.req.param("key"))));
+  app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 
   mountFeatureRoutes(app, runtime.routes());
 

@@ -52,16 +52,22 @@ export function helpCommand(registry: CommandRegistry): Command {
   };
 }
 
-/** `/clear`: empties the session's history, then every per-session store (the todo plan among them). */
-export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<void>): Command {
+/**
+ * `/clear`: empties the session: its history and its subagents' kept
+ * histories, every per-session store (the todo plan among them), the
+ * deliveries kept for it; it stops its background subagents and drops their
+ * results. `clear` says how many subagents it stopped.
+ */
+export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<number>): Command {
   return {
     name: "clear",
     usage: "/clear",
-    description: "forget this session's conversation and its per-session state (such as the todo plan)",
+    description: "forget this session's conversation, its per-session state (such as the todo plan) and its background work",
     locked: true,
     run: async (ctx) => {
-      await clear(ctx.agentId, ctx.sessionKey);
-      return "Cleared: this session's history and plan are gone.";
+      const subagents = await clear(ctx.agentId, ctx.sessionKey);
+      const stopped = subagents === 0 ? "" : `, and ${subagents} running subagent${subagents === 1 ? " was" : "s were"} stopped`;
+      return `Cleared: this session's history, plan and undelivered messages are gone${stopped}.`;
     },
   };
 }

@@ -19,6 +19,7 @@ import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
+import { BackgroundTurns } from "./background-turns.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscriber } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
@@ -65,7 +66,18 @@ export interface MessageOutcome {
   sessionKey: string;
   reply: string;
   delivered: Delivery[];
+  /**
+   * Deliveries kept for the session while nobody watched (a background
+   * turn's answer), handed out with this answer, once. Empty after `/clear`,
+   * which drops them.
+   */
+  earlier: Delivery[];
+  /** `/stop` ended this message before it was answered: `reply` says so, and nothing of it was kept. */
+  stopped?: true;
 }
+
+/** The reply to a message that `/stop` ended. */
+export const STOPPED_REPLY = "Stopped by /stop before it was answered; this message is not kept in the history.";
 
 /** Entries the runtime holds, by kind. */
 export interface RuntimeStats {
@@ -113,6 +125,8 @@ export class Runtime {
   private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Background turns asked for and not yet ended: a clear drops them. */
+  private readonly background = new BackgroundTurns();
   /** Turns running now, by session key (sub-turns included). */
   private readonly running = new Map<string, number>();
   /** Notes for an agent's next turn in a session, given once. */
@@ -157,7 +171,7 @@ export class Runtime {
       if (parts.close) this.closers.push(parts.close.bind(parts));
     }
     this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
-    this.commands.add(clearCommand((_agentId, sessionKey) => this.clearSession(sessionKey)));
+    this.commands.add(clearCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
@@ -248,11 +262,35 @@ export class Runtime {
     return this.outbox.drain(sessionKey);
   }
 
-  /** Empties a session: its history (and kept histories of its finished subagents) first, then every per-session store. */
+  /**
+   * Empties a session as `/clear` does, waiting its turn on the session lock
+   * like `/clear`: nothing from before comes back (see `clearNow`).
+   */
   async clearSession(sessionKey: string): Promise<void> {
-    for (const key of this.history.keys()) if (isWithin(key, sessionKey) && (key === sessionKey || !this.running.has(key))) this.history.clear(key);
-    await this.lifecycle.clear(sessionKey, "clear");
+    await this.locks.run(sessionKey, () => this.clearNow(sessionKey));
+  }
+
+  /**
+   * Empties a session (the caller holds its lock): background turns asked
+   * for it are dropped; every per-session store forgets it, and the
+   * features stop what they run for it (spawned subagents, whose results are
+   * voided); then the histories of the session and of every subagent below
+   * it (kept ones too) and the deliveries kept for it go. Returns how many
+   * subagents were running below it.
+   */
+  private async clearNow(sessionKey: string): Promise<number> {
+    let subagents = 0;
+    for (const key of this.running.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) subagents++;
+    this.background.drop(sessionKey, new AbortedError("the session was cleared"));
+    try {
+      await this.lifecycle.clear(sessionKey, "clear");
+    } finally {
+      // Last: what the clear stopped may have kept a history or a delivery on its way out.
+      for (const key of this.history.keys()) if (isWithin(key, sessionKey)) this.history.clear(key);
+      this.outbox.clearSession(sessionKey);
+    }
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
+    return subagents;
   }
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
@@ -287,20 +325,27 @@ export class Runtime {
       this.outbox.publish(sessionKey, { type: "delivery", ...delivery });
     };
 
-    const work = async (): Promise<string> => {
+    const work = async (): Promise<{ reply: string; earlier: Delivery[] }> => {
       signal.throwIfAborted();
+      let reply: string;
       if (matched) {
-        const reply = await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal });
+        reply = await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal });
         deliver({ from: "command", text: reply });
-        return reply;
-      }
-      return this.turn(agent, sessionKey, input.text, signal, deliver);
+      } else reply = await this.turn(agent, sessionKey, input.text, signal, deliver);
+      // Taken while the message still holds the session: after /clear (which dropped them) there are none.
+      return { reply, earlier: this.outbox.drain(sessionKey) };
     };
     const task = stop ? this.locks.run(sessionKey, work) : work();
     this.track(task);
     try {
-      const reply = await task;
-      return { agentId: agent.id, sessionKey, reply, delivered };
+      const { reply, earlier } = await task;
+      return { agentId: agent.id, sessionKey, reply, delivered, earlier };
+    } catch (error) {
+      // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
+      // Shutdown and a client that left abort with their own reasons and stay errors.
+      if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
+      delivered.push({ from: "command", text: STOPPED_REPLY });
+      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: this.outbox.drain(sessionKey), stopped: true };
     } finally {
       stop?.release();
       joined.dispose();
@@ -328,12 +373,19 @@ export class Runtime {
   private backgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string> {
     if (this.closing) return Promise.reject(new AbortedError("the gateway is shutting down"));
     const stop = this.holdStop(sessionKey);
+    // Stopped by /stop and shutdown; dropped by a clear of the session, even while it waits for the lock.
+    const cleared = this.background.add(sessionKey);
+    const signals = joinSignals([stop.signal, cleared.signal]);
     const task = this.locks
       .run(sessionKey, async () => {
-        stop.signal.throwIfAborted();
-        return this.turn(agent, sessionKey, text, stop.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+        signals.signal.throwIfAborted();
+        return this.turn(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
       })
-      .finally(stop.release);
+      .finally(() => {
+        cleared.done();
+        signals.dispose();
+        stop.release();
+      });
     this.track(task);
     return task;
   }

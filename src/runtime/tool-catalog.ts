@@ -2,7 +2,7 @@ import type { AgentDefinition } from "../agents/agent.js";
 import { ConfigError } from "../errors.js";
 import { type AnyTool, ToolRegistry } from "../tools/registry.js";
 
-type Form = (tool: AnyTool, agent: AgentDefinition) => AnyTool;
+type Form = (tool: AnyTool, agent: AgentDefinition) => AnyTool | undefined;
 
 /**
  * Every tool the features contributed: the registry (unique names), where
@@ -34,8 +34,9 @@ export class ToolCatalog {
     return this.origins.get(name);
   }
 
-  /** The form of `tool` that `agent` gets. */
-  formFor(tool: AnyTool, agent: AgentDefinition): AnyTool {
-    return this.forms.get(tool.name)?.(tool, agent) ?? tool;
+  /** The form of `tool` that `agent` gets, or undefined when it is not offered to that agent. */
+  formFor(tool: AnyTool, agent: AgentDefinition): AnyTool | undefined {
+    const form = this.forms.get(tool.name);
+    return form ? form(tool, agent) : tool;
   }
 }

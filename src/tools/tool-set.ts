@@ -193,10 +193,22 @@ export class ToolSet {
   }
 }
 
-/** Guards against plugin tools that return something that is not a ToolResult. */
-function normaliseResult(name: string, result: unknown): ToolResult {
+/**
+ * What a tool returned, as a ToolResult: a ToolResult as it is (its fields
+ * checked), a string as the model's text, any other JSON value as JSON text
+ * for the model; nothing at all, or a value JSON cannot carry, as an error.
+ */
+export function normaliseResult(name: string, result: unknown): ToolResult {
+  if (typeof result === "string") return toolResult.text(result);
+  if (result === undefined) return toolResult.error(`tool "${name}" returned nothing; return a string, a JSON value or a toolResult`);
   if (result === null || typeof result !== "object" || typeof (result as ToolResult).forLLM !== "string") {
-    return toolResult.error(`tool "${name}" returned no result text`);
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(result);
+    } catch (error) {
+      return toolResult.error(`tool "${name}" returned a value that is not JSON (${messageOf(error)})`);
+    }
+    return json === undefined ? toolResult.error(`tool "${name}" returned a value that is not JSON (${typeof result})`) : toolResult.text(json);
   }
   const r = result as ToolResult;
   return {

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { withJsonSchema } from "./json-schema-tool.js";
 
 /**
  * What a tool's `execute` knows about the call it serves, and nothing more.
@@ -45,7 +46,17 @@ export interface ToolResult {
   details?: unknown;
 }
 
-export interface Tool<Args = unknown> {
+/**
+ * What `execute` may return: a `ToolResult` (from `toolResult`), or plainly
+ * a string (the text for the model and the user) or any JSON value (sent to
+ * the model as JSON).
+ */
+export type ToolOutput = ToolResult | string | number | boolean | null | readonly unknown[] | { readonly [key: string]: unknown };
+
+/** A tool's arguments given as JSON Schema (an object schema), for tools that already have one (an OpenAI function definition). */
+export type JsonSchemaObject = { readonly type: "object"; readonly [key: string]: unknown };
+
+export interface Tool<Args = unknown, Output extends ToolOutput = ToolOutput> {
   /** `[A-Za-z0-9_-]{1,64}`, unique in the gateway. */
   readonly name: string;
   /** Told to the model: what it is for and how to use it well. */
@@ -73,29 +84,48 @@ export interface Tool<Args = unknown> {
   readonly timeoutMs?: number;
   /** Offered only in a user's own session, never to a subagent (spawn: a child's one turn could not take its result). */
   readonly notInSubagents?: boolean;
-  execute(args: Args, ctx: ToolContext): Promise<ToolResult> | ToolResult;
+  execute(args: Args, ctx: ToolContext): Promise<Output> | Output;
 }
 
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/**
- * Declares a tool with its argument type inferred from the zod schema. The
- * type of its per-session state comes from annotating `ctx`:
- * `execute: (args, ctx: ToolContext<string[]>) => ...`.
- */
-export function defineTool<S extends z.ZodType, State = unknown>(tool: {
+interface ToolFields {
   name: string;
   description: string;
-  parameters: S;
   validatesOwnArguments?: boolean;
   enabledByDefault?: boolean;
   jsonSchema?: Record<string, unknown>;
   timeoutMs?: number;
   notInSubagents?: boolean;
-  execute(args: z.output<S>, ctx: ToolContext<State>): Promise<ToolResult> | ToolResult;
-}): Tool<z.output<S>> {
+}
+
+/**
+ * Declares a tool. With a zod schema as `parameters`, its argument type is
+ * inferred from it; with a plain JSON Schema object, arguments are checked
+ * against it (ajv) before `execute` runs. The type of its per-session state
+ * comes from annotating `ctx`: `execute: (args, ctx: ToolContext<string[]>) => ...`.
+ */
+export function defineTool<S extends z.ZodType, State = unknown, Output extends ToolOutput = ToolOutput>(
+  tool: ToolFields & { parameters: S; execute(args: z.output<S>, ctx: ToolContext<State>): Promise<Output> | Output },
+): Tool<z.output<S>, Output>;
+export function defineTool<State = unknown, Output extends ToolOutput = ToolOutput>(
+  tool: ToolFields & {
+    parameters: JsonSchemaObject;
+    execute(args: Record<string, unknown>, ctx: ToolContext<State>): Promise<Output> | Output;
+  },
+): Tool<Record<string, unknown>, Output>;
+export function defineTool(tool: ToolFields & { parameters: unknown; execute(args: never, ctx: never): unknown }): Tool {
   if (!TOOL_NAME.test(tool.name)) throw new TypeError(`tool name "${tool.name}" must match ${TOOL_NAME}`);
-  return tool as unknown as Tool<z.output<S>>;
+  if (isZod(tool.parameters)) return tool as unknown as Tool;
+  const converted = withJsonSchema(tool as unknown as Tool);
+  if (typeof converted === "string") throw new TypeError(`tool "${tool.name}": ${converted}`);
+  return converted;
+}
+
+/** Whether a value is a zod 4 schema. */
+export function isZod(value: unknown): value is z.ZodType {
+  const schema = value as { safeParse?: unknown; _zod?: unknown } | null | undefined;
+  return !!schema && typeof schema.safeParse === "function" && !!schema._zod;
 }
 
 /** Result helpers, one per kind of answer. */

@@ -82,6 +82,8 @@ export interface Harness {
 export interface HarnessOptions extends ProjectFiles {
   env?: Record<string, string>;
   tools?: AnyTool[];
+  /** Where to write the project (default: a new temporary folder). */
+  dir?: string;
   /** Features of the embedding program, set up after the built-in ones. */
   features?: Feature[];
   token?: string;
@@ -104,7 +106,10 @@ export async function pluggedHarness(opts: HarnessOptions = {}): Promise<Harness
 }
 
 function setUp(opts: HarnessOptions) {
-  const dir = writeProject({ config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) });
+  const dir = writeProject(
+    { config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) },
+    opts.dir ?? tempDir(),
+  );
   const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
   const logger = recordingLogger();
   return {

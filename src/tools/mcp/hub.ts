@@ -7,7 +7,7 @@ import type { AnyTool } from "../registry.js";
 import { DEFAULT_TOOL_TIMEOUT_MS } from "../tool-set.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 import { McpConnection, type ServerStatus } from "./connection.js";
-import { checkInputSchema } from "./input-schema.js";
+import { checkInputSchema } from "../json-schema.js";
 import type { Listing } from "./listing.js";
 import { isUsableToolName, mcpToolName } from "./names.js";
 import { McpTool } from "./tool.js";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type Tool, type ToolContext, type ToolResult, toolResult } from "../tool.js";
 import type { McpConnection } from "./connection.js";
-import type { CheckedSchema } from "./input-schema.js";
+import type { CheckedSchema } from "../json-schema.js";
 
 export type ValidSchema = Extract<CheckedSchema, { ok: true }>;
 

@@ -4,8 +4,10 @@ import { z } from "zod";
 import { TOOLS_RESERVED } from "../../config/schema.js";
 import { ConfigError, messageOf } from "../../errors.js";
 import type { AnyTool } from "../registry.js";
+import { PLUGIN_MARK, registerPluginHooks } from "./module-hooks.js";
 import { resolvePackageEntry } from "./package-entry.js";
-import { TOOL_NAME } from "../tool.js";
+import { withJsonSchema } from "../json-schema-tool.js";
+import { TOOL_NAME, isZod } from "../tool.js";
 
 /**
  * Tool modules listed in `tools.plugins`: paths (relative to the config
@@ -28,7 +30,11 @@ export interface LoadedPlugin {
  * gateway's own resolution (packages installed next to the gateway).
  */
 export function resolvePlugin(spec: string, baseDir: string): string {
-  if (spec.startsWith(".") || path.isAbsolute(spec)) return pathToFileURL(path.resolve(baseDir, spec)).href;
+  if (spec.startsWith(".") || path.isAbsolute(spec)) {
+    const url = pathToFileURL(path.resolve(baseDir, spec));
+    url.searchParams.set(PLUGIN_MARK, "");
+    return url.href;
+  }
   const entry = resolvePackageEntry(spec, baseDir);
   return entry ? pathToFileURL(entry).href : spec;
 }
@@ -52,19 +58,28 @@ export function toolProblem(value: unknown): string | null {
   if ((TOOLS_RESERVED as readonly string[]).includes(tool.name)) return `is named "${tool.name}", which is reserved`;
   if (typeof tool.description !== "string" || tool.description.trim() === "") return `"${tool.name}" has no description`;
   if (typeof tool.execute !== "function") return `"${tool.name}" has no execute function`;
-  const parameters = tool.parameters as { safeParse?: unknown; _zod?: unknown } | undefined;
-  if (!parameters || typeof parameters.safeParse !== "function" || !parameters._zod) {
-    return `"${tool.name}" parameters must be a zod 4 schema (import { z } from "picoclaw-ts")`;
+  if (!isZod(tool.parameters)) {
+    // A plain JSON Schema object is checked when the tool is made (asTool).
+    const plain = tool.parameters as unknown;
+    if (plain === null || typeof plain !== "object" || Array.isArray(plain) || typeof (plain as { safeParse?: unknown }).safeParse === "function") {
+      return `"${tool.name}" parameters must be a zod 4 schema (import { z } from "picoclaw-ts") or a JSON Schema object`;
+    }
+  } else {
+    let schema: Record<string, unknown>;
+    try {
+      schema = z.toJSONSchema(tool.parameters as z.ZodType, { io: "input" }) as Record<string, unknown>;
+    } catch (error) {
+      return `"${tool.name}" parameters cannot be shown to a model as JSON Schema: ${messageOf(error)}`;
+    }
+    if (schema.type !== "object") return `"${tool.name}" parameters must be an object schema (z.object({...})), not ${JSON.stringify(schema.type ?? "any")}`;
   }
-  let schema: Record<string, unknown>;
-  try {
-    schema = z.toJSONSchema(tool.parameters as z.ZodType, { io: "input" }) as Record<string, unknown>;
-  } catch (error) {
-    return `"${tool.name}" parameters cannot be shown to a model as JSON Schema: ${messageOf(error)}`;
-  }
-  if (schema.type !== "object") return `"${tool.name}" parameters must be an object schema (z.object({...})), not ${JSON.stringify(schema.type ?? "any")}`;
   if (tool.timeoutMs !== undefined && (!Number.isInteger(tool.timeoutMs) || tool.timeoutMs < 0)) return `"${tool.name}" timeoutMs must be a whole number of ms`;
   return null;
+}
+
+/** The tool as the tool set runs it: a JSON-Schema tool gets its checker; a zod one is itself. */
+function asTool(tool: AnyTool): AnyTool | string {
+  return isZod(tool.parameters) ? tool : withJsonSchema(tool);
 }
 
 /**
@@ -76,6 +91,7 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, tak
   const owners = new Map(taken);
   const problems: string[] = [];
   const loaded: LoadedPlugin[] = [];
+  if (specs.length > 0) registerPluginHooks();
   for (const [index, spec] of specs.entries()) {
     const where = `tools.plugins[${index}] (${JSON.stringify(spec)})`;
     let module: Record<string, unknown>;
@@ -103,7 +119,11 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, tak
         problems.push(`${where}: a tool ${problem}`);
         continue;
       }
-      const tool = value as AnyTool;
+      const tool = asTool(value as AnyTool);
+      if (typeof tool === "string") {
+        problems.push(`${where}: a tool "${(value as AnyTool).name}": ${tool}`);
+        continue;
+      }
       const owner = owners.get(tool.name);
       if (owner) {
         problems.push(`${where}: tool "${tool.name}" clashes with the tool of the same name from ${owner}`);

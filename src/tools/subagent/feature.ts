@@ -2,6 +2,7 @@ import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } fr
 import { answerInBackground } from "./background.js";
 import { subagentsCommand } from "./command.js";
 import "./events.js";
+import { SpawnedChildren } from "./spawned.js";
 import { Subturns } from "./subturns.js";
 import { createSubagentTools } from "./tools.js";
 
@@ -15,7 +16,7 @@ export interface SubagentFeature extends Feature {
  * Subagents: the `subagent`, `spawn` and `delegate` tools, each running a
  * child turn (`subturns.ts`), `/subagents`, the `subagent.start` /
  * `subagent.end` events and notices, and the parent's answer to a spawned
- * child's result.
+ * child's result (which `/clear` of the parent's session voids).
  */
 export function subagentFeature(): SubagentFeature {
   let subturns: Subturns | undefined;
@@ -26,19 +27,23 @@ export function subagentFeature(): SubagentFeature {
     },
     setup(host: FeatureHost): FeatureParts {
       const children = new Subturns(host);
+      const spawned = new SpawnedChildren();
       subturns = children;
       host.events.on("subagent.end", (e) => {
         host.logger.info("subagent", { agent: e.agentId, parent: e.parentKey, child: e.childKey, label: e.label, outcome: e.outcome, ms: e.durationMs });
       });
+      const made = createSubagentTools({
+        subturns: children,
+        spawned,
+        agents: host.agents,
+        deliverReplies: host.config.tools.subagent.deliver,
+        holdStop: (key) => host.holdStop(key),
+        announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
+        track: (work) => host.track(work),
+      });
       return {
-        tools: createSubagentTools({
-          subturns: children,
-          agents: host.agents,
-          deliverReplies: host.config.tools.subagent.deliver,
-          holdStop: (key) => host.holdStop(key),
-          announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
-          track: (work) => host.track(work),
-        }),
+        tools: made.tools,
+        toolFor: made.formFor,
         origin: () => BUILT_IN_ORIGIN,
         commands: [
           subagentsCommand(
@@ -46,6 +51,8 @@ export function subagentFeature(): SubagentFeature {
             () => host.clock.now(),
           ),
         ],
+        // /clear stops the session's spawned children and voids their results.
+        sessionState: [spawned],
       };
     },
   };

@@ -1,12 +1,12 @@
-import { E_TIMEOUT, Semaphore, withTimeout } from "async-mutex";
 import type { AgentDefinition } from "../../agents/agent.js";
-import { abortReason, messageOf } from "../../errors.js";
+import { messageOf } from "../../errors.js";
 import type { FeatureHost } from "../../feature/feature.js";
 import type { ChatMessage } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
 import { childSessionKey, depth, rootKey } from "../../session/key.js";
 import { joinSignals } from "../../signals.js";
 import type { ChildOutcome } from "./events.js";
+import { Places } from "./places.js";
 
 /**
  * A child turn, defined here and nowhere else: a turn under
@@ -60,9 +60,12 @@ class ChildTimeout extends Error {}
 
 export class Subturns {
   private readonly running = new Map<string, RunningChild>();
-  private readonly slots = new Map<string, { semaphore: Semaphore; users: number }>();
+  /** Places for running children, per parent and in the whole gateway. */
+  readonly places: Places;
 
-  constructor(private readonly host: SubturnHost) {}
+  constructor(private readonly host: SubturnHost) {
+    this.places = new Places(host.config.agents.defaults.subturn, host.timer);
+  }
 
   private get limits() {
     return this.host.config.agents.defaults.subturn;
@@ -80,53 +83,12 @@ export class Subturns {
   }
 
   /**
-   * Takes one of the parent's `max_concurrent` slots, waiting at most
-   * `concurrency_timeout_ms`. Resolves with the function that gives it back,
-   * or with null when no slot came free in time.
+   * Takes a place for a child of `parentKey` (`places.ts`: per parent and
+   * gateway-wide). Resolves with the function that gives it back, or with
+   * the error result's text when none came free; rejects when `signal` aborts.
    */
-  async slot(parentKey: string, signal: AbortSignal): Promise<(() => void) | null> {
-    const { max_concurrent, concurrency_timeout_ms } = this.limits;
-    signal.throwIfAborted();
-    let entry = this.slots.get(parentKey);
-    if (!entry) this.slots.set(parentKey, (entry = { semaphore: new Semaphore(max_concurrent), users: 0 }));
-    entry.users++;
-    const held = entry;
-    const forget = () => {
-      if (--held.users === 0 && this.slots.get(parentKey) === held) this.slots.delete(parentKey);
-    };
-    const acquired = withTimeout(held.semaphore, concurrency_timeout_ms, E_TIMEOUT).acquire();
-    let aborted: (() => void) | undefined;
-    const onAbort = new Promise<never>((_, reject) => {
-      aborted = () => reject(abortReason(signal));
-      signal.addEventListener("abort", aborted, { once: true });
-    });
-    try {
-      const [, release] = await Promise.race([acquired, onAbort]);
-      let given = false;
-      return () => {
-        if (given) return;
-        given = true;
-        release();
-        forget();
-      };
-    } catch (error) {
-      // A slot that arrives after we stopped waiting goes straight back.
-      void acquired.then(
-        ([, release]) => release(),
-        () => {},
-      );
-      forget();
-      if (error === E_TIMEOUT) return null;
-      throw error;
-    } finally {
-      signal.removeEventListener("abort", aborted!);
-      onAbort.catch(() => {});
-    }
-  }
-
-  busyMessage(): string {
-    const { max_concurrent, concurrency_timeout_ms } = this.limits;
-    return `too many subagents are running for this conversation (agents.defaults.subturn.max_concurrent = ${max_concurrent}) and none finished within ${concurrency_timeout_ms} ms; wait for them or do this yourself`;
+  slot(parentKey: string, signal: AbortSignal): Promise<(() => void) | string> {
+    return this.places.take(parentKey, signal);
   }
 
   /**

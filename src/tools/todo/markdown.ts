@@ -22,7 +22,7 @@ const MARKER_STATUS: ReadonlyMap<string, TaskStatus> = new Map([
   [" ", "pending"],
   ["/", "in_progress"],
   [">", "in_progress"],
-  ["~", "in_progress"],
+  ["~", "abandoned"],
   ["x", "completed"],
   ["X", "completed"],
   ["-", "abandoned"],

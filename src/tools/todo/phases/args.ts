@@ -4,8 +4,9 @@
  * phase...) is checked by the op itself, so that `/todo` commands built
  * from text get the same messages as the model.
  *
- * `null` counts as absent (models in "strict" mode send null for every
- * optional field). Every shape error is reported, not just the first.
+ * A field given as `null` is an invalid argument, not an absent one, as in
+ * the reference (`{"op":"done","task":null}` must not complete every
+ * task). Every shape error is reported, not just the first.
  */
 import { PHASE_OPS, type PhaseOpInput, type PhaseOpName } from "./plan.js";
 
@@ -33,7 +34,7 @@ export function parsePhaseArgs(args: unknown): { ok: true; input: PhaseOpInput }
   const raw = isPlainObject(args) ? args : {};
   const errors: string[] = [];
   for (const key of Object.keys(raw)) if (!KEYS.has(key)) errors.push(`Unknown field "${key}"`);
-  const present = (key: string) => raw[key] !== undefined && raw[key] !== null;
+  const present = (key: string) => raw[key] !== undefined;
 
   if (typeof raw.op !== "string" || !OPS.has(raw.op)) errors.push(PHASE_ARG_ERRORS.op);
   if (present("task") && typeof raw.task !== "string") errors.push(PHASE_ARG_ERRORS.task);
@@ -62,8 +63,8 @@ function isList(value: unknown): boolean {
       (entry) =>
         isPlainObject(entry) &&
         Object.keys(entry).every((key) => LIST_KEYS.has(key)) &&
-        (entry.phase === undefined || entry.phase === null || typeof entry.phase === "string") &&
-        (entry.items === undefined || entry.items === null || isStringArray(entry.items)),
+        (entry.phase === undefined || typeof entry.phase === "string") &&
+        (entry.items === undefined || isStringArray(entry.items)),
     )
   );
 }

@@ -10,18 +10,19 @@
  *
  * Rendering: one `# <phase>` heading per phase (a blank line between
  * phases), then one `- [m] <task>` line per task with `[ ]` pending, `[/]`
- * in progress, `[x]` completed and `[-]` abandoned. A plan with no task is
- * `# Todos`.
+ * in progress, `[x]` completed and `[-]` abandoned; a phase with no task is
+ * its heading alone. A plan with no phase is `# Todos`.
  *
  * Parsing accepts more than it writes: headings `#` to `######` (a space
  * after the hashes, as in CommonMark; trailing `#`s are part of the name),
  * bullets `-`, `*` or `+`, indentation, CRLF or CR line ends, blank lines,
- * and the markers `[X]` (completed), `[>]` and `[~]` (in progress), `[]`
- * (pending) and escaped forms such as `\[x\]`. Tasks before any heading go
+ * and the markers `[X]` (completed), `[>]` (in progress), `[~]` (abandoned),
+ * `[]` (pending) and escaped forms such as `\[x\]`. Tasks before any heading go
  * to a phase `Todos`. Text is cleaned as the tool cleans it (trimmed).
  * Every other line, unknown marker, duplicate or limit breach gives a
  * `Line N: ...` error; callers must not use `phases` when there are errors.
- * A document with no task parses to the empty plan `[]`.
+ * A heading with no task is a phase with no task; a document with no
+ * heading and no task parses to the empty plan `[]`.
  *
  * What round-trips: every plan the tool can hold (normalised, clean text,
  * unique names within limits) renders and parses back to the same plan. The
@@ -30,13 +31,13 @@
  */
 import { STATUS_MARKERS, classifyLine, splitLines } from "../markdown.js";
 import { cleanText, utf8Length } from "../text.js";
-import { MAX_PHASES, MAX_PHASE_NAME_BYTES, MAX_TASKS, MAX_TASK_BYTES, type Phase, type PhasePlan, type Task, taskCount } from "./plan.js";
+import { MAX_PHASES, MAX_PHASE_NAME_BYTES, MAX_TASKS, MAX_TASK_BYTES, type Phase, type PhasePlan, type Task } from "./plan.js";
 
 export const IMPLICIT_PHASE = "Todos";
 
-/** The plan as Markdown (`# Todos` when it has no task). */
+/** The plan as Markdown (`# Todos` when it has no phase); a phase with no task is its heading alone. */
 export function renderPhasesMarkdown(phases: PhasePlan): string {
-  if (taskCount(phases) === 0) return `# ${IMPLICIT_PHASE}`;
+  if (phases.length === 0) return `# ${IMPLICIT_PHASE}`;
   return phases.map((phase) => [`# ${phase.name}`, ...phase.tasks.map((task) => `- ${STATUS_MARKERS[task.status]} ${task.content}`)].join("\n")).join("\n\n");
 }
 
@@ -79,5 +80,5 @@ export function parsePhasesMarkdown(text: string): { phases: Phase[]; errors: st
       current!.tasks.push({ content, status: line.status });
     }
   }
-  return { phases: taskCount(phases) === 0 ? [] : phases, errors };
+  return { phases, errors };
 }

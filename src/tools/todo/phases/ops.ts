@@ -2,24 +2,24 @@
  * The ops of the phases tool, each a pure function from the current plan to
  * a new one or to the errors that stopped it (the input is never changed).
  *
- * Decisions the issue leaves open:
- * - A present but blank `task` or `phase` is an error (`Missing task
- *   content` / `Missing phase name`), never "no target": `rm {phase: ""}`
- *   must not empty the whole plan.
- * - `done`/`drop` on one task set its status whatever it was (`done` on a
- *   dropped task completes it; `done` on a completed one changes nothing).
- *   On a phase or on everything they only close OPEN tasks (pending or in
- *   progress): a finished task is not "dropped", a dropped one not "done".
+ * As the reference (oh-my-pi's todo tool) does:
+ * - `done`/`drop` set the status of every task they target, whatever it
+ *   was: one task, every task of a phase, or every task (a completed task
+ *   dropped becomes abandoned, an abandoned one done becomes completed).
+ * - `rm` removes one task, empties a phase, or empties every phase; phases
+ *   stay, even with no task left.
  * - `start` on a completed or dropped task reopens it as in progress.
- * - Fields that an op does not use are ignored (`task` wins over `phase`).
- * - `init` takes `list` or `items`, not both; each list entry needs a phase
- *   name and at least one item. Each duplicate is reported once.
- * - `append` reports `Task "T" already exists` once per duplicated content,
- *   however often it repeats in the batch.
- * - While tasks remain, `rm {phase}` keeps the emptied phase; when none
- *   remains the plan is `[]` and the text is `Todo list cleared.`.
+ * - `task` wins over `phase` when both are given.
  * - `done` on the task in progress moves "in progress" on to the next
  *   pending task (normalisation), so the model rarely needs `start`.
+ *
+ * Where this differs on purpose (README, "Differences from PicoClaw and
+ * oh-my-pi"): a present but blank `task` or `phase` is an error (`Missing
+ * task content` / `Missing phase name`), never "no target", so `rm
+ * {phase: ""}` cannot empty the whole plan; `init` takes `list` or `items`,
+ * not both, and every list entry needs a phase name and an item; each
+ * duplicate is reported once, however often it repeats; blank texts and the
+ * size limits are refused.
  */
 import { describePlan } from "./summary.js";
 import {
@@ -37,7 +37,6 @@ import {
   type PhaseOpResult,
   type PhasePlan,
   type Task,
-  isOpen,
   normalisePhases,
   taskCount,
 } from "./plan.js";
@@ -155,7 +154,7 @@ function setStatus(plan: PhasePlan, input: PhaseOpInput, status: "completed" | "
   return {
     plan: plan.map((phase, p) => ({
       name: phase.name,
-      tasks: phase.tasks.map((task, i) => (hits(t, p, i) && (t.kind === "task" || isOpen(task)) ? { content: task.content, status } : task)),
+      tasks: phase.tasks.map((task, i) => (hits(t, p, i) ? { content: task.content, status } : task)),
     })),
   };
 }
@@ -219,7 +218,7 @@ export function applyPhaseOp(current: PhasePlan, input: PhaseOpInput): PhaseOpRe
   const change = changeFor(current, input);
   if ("errors" in change) return { ok: false, errors: change.errors };
   const plan = normalisePhases(change.plan);
-  const text = plan.length === 0 ? CLEARED_TEXT : describePlan(plan);
+  const text = taskCount(plan) === 0 ? CLEARED_TEXT : describePlan(plan);
   return { ok: true, plan, changed: true, text, details: { phases: plan, completedTasks: newlyCompleted(current, plan) } };
 }
 

@@ -2,17 +2,19 @@
  * The phased plan model: named phases of tasks, their limits, how text is
  * cleaned and how a plan is normalised. Pure; the ops are in phase-ops.ts.
  *
- * Decisions the issue leaves open:
+ * Beyond the reference (see README, "Differences from PicoClaw and
+ * oh-my-pi"):
  * - Text is cleaned on the way in: every task content and phase name, and
  *   every `task`/`phase` used for a lookup, has its line breaks (with the
  *   spaces around them) turned into one space and is trimmed. Stored text is
  *   therefore one line with no outer spaces, which is what lets the Markdown
  *   form round-trip, and `"  Ship "` finds the task `Ship`.
- * - A plan with no task left is the empty plan `[]`: its phases go with its
- *   last task (the store deletes an empty plan and frees its slot anyway).
  * - Limits: at most 100 tasks and 100 phases, task content up to 1024 bytes
  *   and phase names up to 128 bytes of UTF-8. Task contents are unique in
  *   the whole plan, phase names in the plan (lookups are by exact text).
+ *
+ * As the reference does, a plan keeps its phases when their tasks go
+ * (`rm`): only a plan with no phase at all is empty.
  */
 import type { TaskStatus } from "../markdown.js";
 import { MAX_CONTENT_BYTES, MAX_TODOS } from "../text.js";
@@ -91,10 +93,9 @@ export const taskCount = (plan: PhasePlan): number => plan.reduce((n, phase) => 
 
 /**
  * Keeps at most one task in progress (the first) and, when none is, starts
- * the first pending task in phase order. A plan with no tasks becomes `[]`.
+ * the first pending task in phase order. Phases are kept, empty ones too.
  */
 export function normalisePhases(plan: PhasePlan): PhasePlan {
-  if (taskCount(plan) === 0) return [];
   let current = plan.some((p) => p.tasks.some((t) => t.status === "in_progress"));
   let seen = false;
   return plan.map((phase) => ({

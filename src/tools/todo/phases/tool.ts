@@ -2,17 +2,7 @@ import { z } from "zod";
 import { defineTool, type ToolResult, toolResult } from "../../tool.js";
 import { parsePhaseArgs } from "./args.js";
 import { applyPhaseOp, formatErrors } from "./ops.js";
-import {
-  DEFAULT_PHASE,
-  MAX_PHASE_NAME_BYTES,
-  MAX_PHASES,
-  MAX_TASK_BYTES,
-  MAX_TASKS,
-  PHASE_OPS,
-  type PhaseOpSuccess,
-  type PhasePlan,
-  taskCount,
-} from "./plan.js";
+import { DEFAULT_PHASE, MAX_PHASE_NAME_BYTES, MAX_PHASES, MAX_TASK_BYTES, MAX_TASKS, PHASE_OPS, type PhaseOpSuccess, type PhasePlan } from "./plan.js";
 import { SHARED_ERRORS } from "../messages.js";
 import { CapacityError, PlanStore, deepFreeze } from "../store.js";
 
@@ -23,9 +13,9 @@ Use it when a task needs 3 or more distinct steps, touches several files or topi
 Ops (fields sit next to "op"):
 - {"op":"init","list":[{"phase":"Build","items":["Write parser","Add tests"]},{"phase":"Ship","items":["Release"]}]} creates the plan, replacing any old one. For a single phase: {"op":"init","items":[...],"phase":"..."} (phase defaults to "${DEFAULT_PHASE}").
 - {"op":"start","task":"Add tests"} marks that task in progress (one at a time; it also reopens a finished or dropped task).
-- {"op":"done","task":"Add tests"} marks it completed, only after checking it really worked; the next pending task then starts by itself. {"op":"done","phase":"Build"} completes a phase's open tasks; {"op":"done"} alone completes every open task.
+- {"op":"done","task":"Add tests"} marks it completed, only after checking it really worked; the next pending task then starts by itself. {"op":"done","phase":"Build"} completes every task of a phase; {"op":"done"} alone completes every task.
 - {"op":"drop",...} works like done but marks tasks abandoned (no longer needed); drop rather than delete.
-- {"op":"rm","task":"..."} deletes a task; {"op":"rm","phase":"..."} empties a phase; {"op":"rm"} alone clears the whole plan (do this when the work is finished or given up).
+- {"op":"rm","task":"..."} deletes a task; {"op":"rm","phase":"..."} empties a phase; {"op":"rm"} alone empties every phase (do this when the work is finished or given up; init starts a new plan).
 - {"op":"append","phase":"Build","items":["Fix lint"]} adds pending tasks at the end of a phase (created if missing). Add follow-ups you discover this way.
 - {"op":"view"} shows the plan. Read it before resuming earlier work instead of rebuilding a plan from memory.
 
@@ -54,8 +44,8 @@ export interface PhasePlanAccess {
   update<R>(agentId: string, sessionKey: string, change: (current: PhasePlan | undefined) => { plan: PhasePlan; result: R }): Promise<R>;
 }
 
-/** A plan with no task is empty: it is deleted and frees its slot. */
-export const isPhasePlanEmpty = (plan: PhasePlan): boolean => taskCount(plan) === 0;
+/** Only a plan with no phase is empty (deleted, its slot freed); phases whose tasks were removed keep theirs. */
+export const isPhasePlanEmpty = (plan: PhasePlan): boolean => plan.length === 0;
 
 /** A frozen copy with only the model's fields. */
 export function ownPhasePlan(plan: PhasePlan): PhasePlan {

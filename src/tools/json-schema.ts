@@ -1,13 +1,14 @@
 import { Ajv, type ErrorObject, type Options } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { messageOf } from "../../errors.js";
-import { type PathPart, formatPath } from "../../validation.js";
+import { messageOf } from "../errors.js";
+import { type PathPart, formatPath } from "../validation.js";
 
 /**
- * An MCP tool's `inputSchema`, checked before the model ever sees it: it must
- * be a JSON Schema object schema that ajv can compile. The compiled
- * validator then checks the model's arguments before the server is called.
+ * A tool's arguments given as JSON Schema (an MCP tool's `inputSchema`, a
+ * plugin's plain `parameters`), checked before the model ever sees it: it
+ * must be an object schema that ajv can compile. The compiled validator then
+ * checks the model's arguments before the tool runs.
  */
 export type CheckedSchema =
   | {
@@ -46,9 +47,10 @@ function dialectOf(uri: string): Dialect | undefined {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
-export function checkInputSchema(raw: unknown): CheckedSchema {
-  if (!isRecord(raw)) return { ok: false, problem: "its inputSchema is not a JSON object" };
-  if (raw.type !== "object") return { ok: false, problem: 'its inputSchema does not have type "object" at the top' };
+/** Checks a tool's arguments schema; `what` names it in problems (an MCP tool's `inputSchema`, a plugin's `parameters`). */
+export function checkInputSchema(raw: unknown, what = "inputSchema"): CheckedSchema {
+  if (!isRecord(raw)) return { ok: false, problem: `its ${what} is not a JSON object` };
+  if (raw.type !== "object") return { ok: false, problem: `its ${what} does not have type "object" at the top` };
   const { $schema, ...schema } = raw;
   let dialects: Dialect[];
   if ($schema === undefined) {
@@ -56,7 +58,7 @@ export function checkInputSchema(raw: unknown): CheckedSchema {
     dialects = ["2020-12", "draft-07"];
   } else {
     const dialect = typeof $schema === "string" ? dialectOf($schema) : undefined;
-    if (!dialect) return { ok: false, problem: `its inputSchema uses an unsupported $schema ${JSON.stringify($schema)}` };
+    if (!dialect) return { ok: false, problem: `its ${what} uses an unsupported $schema ${JSON.stringify($schema)}` };
     dialects = [dialect];
   }
   let first: unknown;
@@ -77,7 +79,7 @@ export function checkInputSchema(raw: unknown): CheckedSchema {
       ajv.removeSchema(schema);
     }
   }
-  return { ok: false, problem: `its inputSchema is not a valid JSON Schema: ${shorten(messageOf(first))}` };
+  return { ok: false, problem: `its ${what} is not a valid JSON Schema: ${shorten(messageOf(first))}` };
 }
 
 function shorten(text: string, max = 300): string {
