@@ -85,6 +85,34 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     expect((await server.answers[0]!).cut).toBe(true);
   });
 
+  it("a stream of nothing but keep-alives ends in model_timeout (request_timeout), however long it goes on", async () => {
+    const timers = new ManualTimers();
+    let sent = 0;
+    const server = await hostileServer(async (res) => {
+      sseHead(res);
+      return pour(
+        res,
+        (i) => {
+          sent = i;
+          return format.keepAlive;
+        },
+        1,
+      );
+    });
+    const failure = modelFailure(provider(server.url, { request_timeout: 50 }, { timer: timers.timer }).chat(ask()));
+    const idleTimers = () => timers.started.filter((t) => t.ms === 50).length;
+    // The attempt's start, then the answer's headers; no keep-alive restarts it after that.
+    await eventually(() => expect(idleTimers()).toBeGreaterThanOrEqual(2));
+    const before = sent;
+    await eventually(() => expect(sent).toBeGreaterThan(before + 50));
+    expect(idleTimers()).toBe(2);
+    expect(timers.fireAll(50)).toBe(1);
+    const error = await failure;
+    expect(error.code).toBe("model_timeout");
+    expect(error.message).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+ within 50 ms \(request_timeout\)/);
+    expect((await server.answers[0]!).cut).toBe(true);
+  });
+
   it("keep-alives do not hold off request_timeout: only data restarts it", async () => {
     const timers = new ManualTimers();
     const script = [...format.prelude, format.text("a"), ...Array.from({ length: 100 }, () => format.keepAlive), format.text("b")];
