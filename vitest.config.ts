@@ -19,6 +19,7 @@ const PROCESS_TESTS = [
   // real processes
   "test/process.test.ts",
   "test/process-mcp.test.ts",
+  "test/process-telegram.test.ts",
   "test/mcp-restarts.test.ts",
   "test/mcp-servers.test.ts",
   "test/mcp-runtime.test.ts",
@@ -45,6 +46,8 @@ const PROCESS_TESTS = [
   "test/subagents-gateway.test.ts",
   "test/todo-gateway.test.ts",
   "test/todo-phases-gateway.test.ts",
+  // a fake Telegram Bot API on 127.0.0.1
+  "test/telegram.test.ts",
 ];
 
 export default defineConfig({

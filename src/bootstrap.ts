@@ -1,4 +1,5 @@
 import type { AgentDefinition } from "./agents/agent.js";
+import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
 import type { FrontmatterKeys } from "./agents/frontmatter.js";
 import { toolTimeoutMs } from "./agents/policy.js";
@@ -19,6 +20,7 @@ import { type Redact, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
 import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
 import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
+import { telegramChannel } from "./channels/telegram/feature.js";
 
 /**
  * The composition root: config → features → agents → models → runtime.
@@ -68,7 +70,9 @@ function frontmatterOf(features: readonly Feature[]): FrontmatterKeys {
 export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
   const { redact, logger } = secretKeeping(loaded, opts.logger);
   const builtins: BuiltinFeatures = { todo: todoFeature(), subagents: subagentFeature() };
-  const features = [builtins.todo, builtins.subagents, ...(opts.features ?? [])];
+  // Chat channels are features too (they start with the gateway): one per channel_list entry.
+  const channels = loaded.config.channel_list.map((entry, i) => telegramChannel(entry, `channel_list[${i}]`));
+  const features = [builtins.todo, builtins.subagents, ...(opts.features ?? []), ...channels];
   const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features));
   const wanted = loaded.config.agents.default;
   if (!catalog.agents.has(wanted)) {
@@ -78,6 +82,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
       ...catalog.warnings,
     ]);
   }
+  checkChannelAgents(loaded, catalog);
   const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] });
   checkUsedModels(loaded, catalog.agents.values(), models);
   const runtime = new Runtime({
@@ -127,6 +132,17 @@ function checkUsedModels(loaded: LoadedConfig, agents: Iterable<AgentDefinition>
       problems.push(...error.problems);
     }
   }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/** Every channel's `agent` must exist (start-up stops, exit 2, naming the entry). */
+function checkChannelAgents(loaded: LoadedConfig, catalog: AgentCatalog): void {
+  const found = [...catalog.agents.keys()].join(", ");
+  const problems = loaded.config.channel_list.flatMap((entry, i) =>
+    entry.agent === undefined || catalog.agents.has(entry.agent)
+      ? []
+      : [`channel_list[${i}].agent: no agent "${entry.agent}" in ${loaded.agentsDir} (found: ${found})`],
+  );
   if (problems.length > 0) throw new ConfigError(problems);
 }
 

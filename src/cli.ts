@@ -167,9 +167,16 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
       throw error;
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
+    // Chat channels start once the gateway listens; one that cannot start is a warning, not a failed start-up.
+    // Not awaited: a signal must not wait for a channel still reaching its server (closing stops it).
+    const starting = runtime.start().then((failures) => {
+      for (const failure of failures) logger.warn(failure);
+    });
     if (!stopping.signal.aborted) await new Promise((resolve) => stopping.signal.addEventListener("abort", resolve, { once: true }));
     logger.info(`${String(stopping.signal.reason)}: stopping`);
+    // Closing the runtime stops the channels first (no more messages), then lets running turns finish.
     await running.close();
+    await starting;
     logger.info("stopped");
     return 0;
   } catch (error) {

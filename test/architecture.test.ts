@@ -23,6 +23,7 @@ type Room =
   | "port"
   | "runtime"
   | "features"
+  | "channels"
   | "gateway"
   | "composition"
   | "entry";
@@ -43,6 +44,7 @@ function roomOf(file: string): Room {
     agents: "agents",
     feature: "port",
     runtime: "runtime",
+    channels: "channels",
     gateway: "gateway",
   };
   const room = rooms[top!];
@@ -52,6 +54,12 @@ function roomOf(file: string): Room {
 
 /** The feature a file of the features room belongs to (`tools/todo/list/tool.ts` → `todo`). */
 const featureOf = (file: string) => file.split("/")[1]!;
+
+/** The chat app a file of the channels room belongs to (`channels/telegram/send.ts` → `telegram`), or null for the part every channel shares (`channels/relay.ts`). */
+const channelOf = (file: string) => {
+  const parts = file.split("/");
+  return parts.length > 2 ? parts[1]! : null;
+};
 
 /** What each room may import (besides itself), and why: README's sentence, edge by edge. */
 const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
@@ -77,13 +85,17 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
     may: ["shared", "config", "messages", "session", "tools", "agents", "port"],
     why: "a feature knows the tool API and the port, never the runtime, the gateway or another feature",
   },
+  channels: {
+    may: ["shared", "config", "session", "port"],
+    why: "a chat channel is a feature: it reaches the runtime only through the port (handleMessage, subscribe), never the runtime, the gateway, a feature or another chat app's channel",
+  },
   gateway: { may: ["shared", "session", "runtime", "port"], why: "the gateway knows the runtime and the port (feature routes), nothing of features or models" },
   composition: {
-    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port", "runtime", "features", "gateway"],
+    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port", "runtime", "features", "channels", "gateway"],
     why: "the composition root wires everything",
   },
   entry: {
-    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port", "runtime", "features", "gateway", "composition"],
+    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port", "runtime", "features", "channels", "gateway", "composition"],
     why: "the public entry points re-export what their audience needs",
   },
 };
@@ -95,6 +107,12 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
     matches: (s) => s === "hono" || s.startsWith("hono/") || s.startsWith("@hono/"),
     allowed: (file) => roomOf(file) === "gateway",
     why: "nothing below the gateway imports hono",
+  },
+  {
+    name: "grammY",
+    matches: (s) => s === "grammy" || s.startsWith("grammy/") || s.startsWith("@grammyjs/"),
+    allowed: (file) => file.startsWith("channels/telegram/"),
+    why: "grammY is the Telegram channel's client and stays inside it",
   },
   {
     name: "the file system",
@@ -147,6 +165,10 @@ function layerViolations(all: readonly Edge[]): string[] {
     const to = roomOf(edge.to);
     if (from === to) {
       if (from === "features" && featureOf(edge.from) !== featureOf(edge.to)) broken.push(`src/${edge.from} imports src/${edge.to}: ${RULES.features.why}`);
+      // A chat app's channel uses the shared part; the shared part names no chat app, and no app uses another's.
+      if (from === "channels" && channelOf(edge.to) !== null && channelOf(edge.from) !== channelOf(edge.to)) {
+        broken.push(`src/${edge.from} imports src/${edge.to}: ${RULES.channels.why}`);
+      }
       continue;
     }
     if (!RULES[from].may.includes(to)) broken.push(`src/${edge.from} imports src/${edge.to}: ${from} may not import ${to} (${RULES[from].why})`);
@@ -214,12 +236,17 @@ describe("architecture", () => {
         edge("tools/subagent/tools.ts", "tools/todo/plans.ts"),
         edge("tools/todo/list/tool.ts", "tools/todo/store.ts"),
         edge("runtime/turn.ts", "tools/tool-set.ts"),
+        edge("channels/telegram/feature.ts", "runtime/runtime.ts"),
+        edge("channels/relay.ts", "channels/telegram/api.ts"),
+        edge("channels/telegram/send.ts", "channels/split.ts"),
       ]),
     ).toEqual([
       `src/tools/todo/command.ts imports src/runtime/commands.ts: features may not import runtime (${RULES.features.why})`,
       `src/tools/tool.ts imports src/runtime/runtime.ts: tools may not import runtime (${RULES.tools.why})`,
       `src/gateway/app.ts imports src/tools/todo/plans.ts: gateway may not import features (${RULES.gateway.why})`,
       `src/tools/subagent/tools.ts imports src/tools/todo/plans.ts: ${RULES.features.why}`,
+      `src/channels/telegram/feature.ts imports src/runtime/runtime.ts: channels may not import runtime (${RULES.channels.why})`,
+      `src/channels/relay.ts imports src/channels/telegram/api.ts: ${RULES.channels.why}`,
     ]);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { Feature } from "../src/feature/feature.js";
+import type { Feature, FeatureHost, SessionItem } from "../src/feature/feature.js";
 import { SessionState } from "../src/session/state.js";
 import { defineTool, toolResult } from "../src/tools/tool.js";
 import { harness, jsonOf } from "./support/project.js";
@@ -92,5 +92,36 @@ describe("the feature port", () => {
       setup: () => ({ tools: [defineTool({ name: "todo", description: "Mine.", parameters: z.object({}), execute: () => toolResult.text("x") })] }),
     };
     expect(() => harness({ features: [clash] })).toThrow('tool "todo" from feature "clash" clashes with the tool of that name from the built-in tools');
+  });
+
+  it("a feature can take input from outside like a chat channel: started with the gateway, messages in, deliveries out, stopped first", async () => {
+    const order: string[] = [];
+    let host!: FeatureHost;
+    const seen: SessionItem[] = [];
+    const inbox: Feature = {
+      name: "inbox",
+      setup(h) {
+        host = h;
+        return {
+          start: () => void order.push("start"),
+          stop: () => void order.push("stop"),
+          close: () => void order.push("close"),
+        };
+      },
+    };
+    const broken: Feature = { name: 'broken channel "x"', setup: () => ({ start: () => Promise.reject(new Error("no network")) }) };
+    const h = harness({ features: [inbox, broken] });
+    expect(await h.runtime.start()).toEqual(['broken channel "x" did not start: no network']);
+    expect(await h.runtime.start()).toEqual([]);
+    const unsubscribe = host.subscribe("agent:main:inbox:c1", (item) => seen.push(item));
+    const outcome = await host.handleMessage({ agentId: "main", channel: "inbox", chatId: "c1", text: "hello" });
+    expect(outcome.sessionKey).toBe("agent:main:inbox:c1");
+    expect(seen).toEqual([{ type: "delivery", ...outcome.delivered[0]! }]);
+    unsubscribe();
+    h.runtime.on("turn.end", () => order.push("turn.end"));
+    const running = host.handleMessage({ agentId: "main", channel: "inbox", chatId: "c1", text: "again" });
+    await h.runtime.close();
+    await running;
+    expect(order).toEqual(["start", "stop", "turn.end", "close"]);
   });
 });

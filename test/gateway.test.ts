@@ -210,6 +210,15 @@ describe("history and slash commands", () => {
     expect(h.runtime.historyOf("agent:main:http:b")).toHaveLength(2);
   });
 
+  it("/new does what /clear does, by the name chat apps use for starting afresh", async () => {
+    const h = harness();
+    await h.chat({ message: "one", session: "a" });
+    const { json } = await h.chat({ message: "/new", session: "a" });
+    expect(json.reply).toMatch(/^Cleared/);
+    expect(h.runtime.historyOf("agent:main:http:a")).toEqual([]);
+    expect((await h.chat({ message: "/help" })).json.reply).toContain("/new — start a new conversation: the same as /clear");
+  });
+
   it("/help lists the commands; unknown /words go to the model", async () => {
     const h = harness();
     const help = await h.chat({ message: "/help" });

@@ -12,7 +12,7 @@ export const MASK = "********";
 export const MIN_SECRET_LENGTH = 4;
 
 /** Keys whose values are URLs that may carry a password or a secret query parameter. */
-const URL_KEYS = new Set(["url", "api_base"]);
+const URL_KEYS = new Set(["url", "api_base", "api_root"]);
 
 function maskUrl(text: string): string {
   if (!URL.canParse(text)) return text;

@@ -51,6 +51,14 @@ export interface FeatureParts {
   routes?: readonly FeatureRoute[];
   /** Warnings worth printing at start-up. */
   warnings?: readonly string[];
+  /**
+   * Starts taking input from outside the gateway (a chat channel begins
+   * polling); called once, when the gateway listens (`runtime.start()`). A
+   * throw is a start-up warning naming the feature, never a failed start-up.
+   */
+  start?(): Promise<void> | void;
+  /** Stops taking input; called first when the runtime closes, before running turns are let finish. `close` follows. */
+  stop?(): Promise<void> | void;
   /** Called once when the runtime closes (after every turn has ended). */
   close?(): Promise<void> | void;
 }
@@ -64,6 +72,32 @@ export interface Delivery {
   from: string;
   text: string;
 }
+
+/** One message from a chat user, as a channel hands it to the runtime (the runtime's `handleMessage`). */
+export interface ChatInput {
+  agentId: string;
+  /** The channel part of the session key (`telegram`). */
+  channel: string;
+  /** The chat part of the session key (see `CHAT_ID` in session/key.ts). */
+  chatId: string;
+  text: string;
+  signal?: AbortSignal;
+}
+
+/** What a message led to: the reply, and everything the user sees, in order. */
+export interface ChatOutcome {
+  agentId: string;
+  sessionKey: string;
+  reply: string;
+  delivered: Delivery[];
+}
+
+/**
+ * What reaches a session outside a request/response pair: a delivery (the
+ * deliveries of its turns as they happen, background ones too) or a
+ * feature's notice (an event name and its JSON data).
+ */
+export type SessionItem = ({ type: "delivery" } & Delivery) | { type: "notice"; event: string; data: Readonly<Record<string, unknown>> };
 
 /** What the runtime offers a feature. */
 export interface FeatureHost {
@@ -104,4 +138,18 @@ export interface FeatureHost {
   releaseSession(sessionKey: string): Promise<void>;
   /** Tools that arrive after start-up (an MCP server that came up late); a name already taken is skipped with a warning. */
   addTools(tools: readonly AnyTool[], origin: string): void;
+  /**
+   * One message from a chat user (a channel's): a slash command or a turn of
+   * the agent, exactly as an HTTP chat request runs it. Rejects with a
+   * RequestError for an unknown agent or a bad chat id, an AbortedError when
+   * stopped (`/stop`, shutdown), a ModelError when the model failed.
+   */
+  handleMessage(input: ChatInput): Promise<ChatOutcome>;
+  /**
+   * Sends what reaches the session to `subscriber` as it happens (deliveries
+   * of its turns, background ones, notices), first what was kept while
+   * nobody listened. Returns the function that stops it. The subscriber is
+   * called inside the turn that delivers: it must return at once and never throw.
+   */
+  subscribe(sessionKey: string, subscriber: (item: SessionItem) => void): () => void;
 }

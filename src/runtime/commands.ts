@@ -2,7 +2,7 @@ import type { Command } from "../feature/command.js";
 
 /**
  * The slash commands of a runtime, and the core ones (`/help`, `/clear`,
- * `/stop`). A message that starts with a known `/word` is answered by the
+ * `/new`, `/stop`). A message that starts with a known `/word` is answered by the
  * gateway and never reaches the model; unknown `/words` are ordinary text.
  */
 
@@ -70,6 +70,11 @@ export function clearCommand(clear: (agentId: string, sessionKey: string) => Pro
       return `Cleared: this session's history, plan and undelivered messages are gone${stopped}.`;
     },
   };
+}
+
+/** `/new`: the same as `/clear`, by the name chat apps use for starting afresh. */
+export function newCommand(clear: (agentId: string, sessionKey: string) => Promise<number>): Command {
+  return { ...clearCommand(clear), name: "new", usage: "/new", description: "start a new conversation: the same as /clear" };
 }
 
 /** `/stop`: aborts the running turn and every subagent of the session at once, without waiting for the session lock. */

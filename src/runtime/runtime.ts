@@ -18,7 +18,7 @@ import { type Timer, joinSignals, realTimer } from "../signals.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
-import { CommandRegistry, clearCommand, helpCommand, stopCommand } from "./commands.js";
+import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { BackgroundTurns } from "./background-turns.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscriber } from "./outbox.js";
@@ -136,6 +136,10 @@ export class Runtime {
   private readonly warnings: string[] = [];
   private closing = false;
   private readonly closers: (() => Promise<void> | void)[] = [];
+  /** Features that take input from outside (chat channels): started with the gateway, stopped first on close. */
+  private readonly starters: { name: string; start: () => Promise<void> | void }[] = [];
+  private readonly stoppers: (() => Promise<void> | void)[] = [];
+  private started = false;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -169,9 +173,12 @@ export class Runtime {
       this.featureRoutes.push(...(parts.routes ?? []));
       this.warnings.push(...(parts.warnings ?? []));
       if (parts.close) this.closers.push(parts.close.bind(parts));
+      if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
+      if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
     }
     this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
@@ -206,7 +213,21 @@ export class Runtime {
         }
         this.policy.refresh();
       },
+      handleMessage: (input) => this.handleMessage(input),
+      subscribe: (sessionKey, subscriber) => this.outbox.subscribe(sessionKey, subscriber),
     };
+  }
+
+  /**
+   * Starts what features take from outside the gateway (chat channels), all
+   * at once; called when the gateway listens. One that fails leaves the
+   * others running: its failure comes back as a warning naming it.
+   */
+  async start(): Promise<string[]> {
+    if (this.started || this.closing) return [];
+    this.started = true;
+    const results = await Promise.allSettled(this.starters.map(async ({ start }) => start()));
+    return results.flatMap((result, i) => (result.status === "rejected" ? [`${this.starters[i]!.name} did not start: ${messageOf(result.reason)}`] : []));
   }
 
   /** Warnings worth printing at start-up (features', and unknown tools, models or agents named by config and AGENT.md files). */
@@ -473,11 +494,13 @@ export class Runtime {
   }
 
   /**
-   * Stops taking messages, lets running turns finish for up to `graceMs`,
-   * then aborts what is left (sub-turns included), waits for it to unwind and
-   * closes the features.
+   * Stops the features' input (chat channels stop polling), stops taking
+   * messages, lets running turns finish for up to `graceMs`, then aborts
+   * what is left (sub-turns included), waits for it to unwind and closes the
+   * features.
    */
   async close(graceMs = 5000): Promise<void> {
+    await Promise.allSettled(this.stoppers.splice(0).map(async (stop) => stop()));
     this.closing = true;
     const pending = [...this.inflight];
     if (pending.length > 0) {

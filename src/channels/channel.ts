@@ -1,0 +1,38 @@
+import type { FeatureHost } from "../feature/feature.js";
+
+/**
+ * Chat channels: features that carry messages between a chat app and the
+ * runtime, beside the HTTP gateway. A channel is a `Feature` whose parts
+ * have `start` (begin taking messages: called when the gateway listens),
+ * `stop` (take no more: called first on shutdown) and `close` (after the
+ * running turns ended: send what is left, let go of connections). The
+ * runtime names no channel; the composition root makes one per
+ * `channel_list` entry.
+ *
+ * Inside, a channel is two halves: the chat app's side (receiving its
+ * messages, a `ChatTransport` to send) and a `ChatRelay` (relay.ts), the
+ * same for every app, which turns each message into `handleMessage` and
+ * hands what the session delivers back to the transport.
+ */
+
+/** What a channel needs of the runtime: messages in, what sessions deliver out, a log and a timer. */
+export type ChannelHost = Pick<FeatureHost, "handleMessage" | "subscribe" | "logger" | "timer">;
+
+/** The chat app's side of sending. */
+export interface ChatTransport {
+  /**
+   * Sends a text to a chat the way the app wants it (split to its size,
+   * formatted); resolves once sent or given up: it never rejects, and logs
+   * its own failures (never with a secret). `signal` aborts it on shutdown.
+   */
+  send(chatId: string, text: string, signal: AbortSignal): Promise<void>;
+  /** Shows the chat that the agent is working (Telegram's "typing"); best effort, never rejects. */
+  working?(chatId: string, signal: AbortSignal): Promise<void>;
+}
+
+/** How a chat user's message enters the relay. */
+export interface UserMessage {
+  /** The chat part of the session key: a valid `CHAT_ID` (session/key.ts). */
+  chatId: string;
+  text: string;
+}
