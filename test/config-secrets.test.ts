@@ -22,6 +22,7 @@ const DOTENV = "OPENAI_API_KEY=sk-dotenv-secret-2\nDB_PASSWORD=db-dotenv-secret-
 
 const CONFIG = {
   agents: { dir: "lab-agents" },
+  channel_list: [{ type: "telegram", token: "123456:literal-bot-token-13", allow_from: [42] }],
   model_list: [
     { model_name: "local", provider: "builtin", model: "scripted" },
     {
@@ -67,6 +68,7 @@ const SECRETS = [
   "mcp-env-secret-11",
   "literal-env-secret-12",
   "literal-bearer-secret",
+  "123456:literal-bot-token-13",
 ];
 
 describe("the secrets of a loaded config", () => {
@@ -94,6 +96,7 @@ describe("the secrets of a loaded config", () => {
     expect(db!.env).toEqual({ FIXTURE_HELLO: MASK, MODE: MASK, DB_PASS: MASK });
     expect(remote!.url).toBe(`http://admin:${MASK}@127.0.0.1:9/mcp?token=${MASK}&page=2`);
     expect(shown.gateway.token).toBe(MASK);
+    expect(shown.channel_list[0]!.token).toBe(MASK);
   });
 
   it("a short value from ${VAR} is masked where it was written, not searched for everywhere", () => {

@@ -2,7 +2,7 @@ import type { PathPart } from "../validation.js";
 import { SECRET_NAME } from "./secrets.js";
 import { maskedTemplate } from "./substitute.js";
 
-const SECRET_KEYS = new Set(["api_key", "token"]);
+const SECRET_KEYS = new Set(["api_key", "token", "password", "secret"]);
 /** Maps of names to values (HTTP headers, a server's environment) whose secret-looking entries are masked. */
 const NAMED_VALUES = new Set(["custom_headers", "headers", "env"]);
 

@@ -8,10 +8,11 @@ import type { Config } from "./schema.js";
  * - every `.env` value whose variable is named like a secret (`OPENAI_API_KEY`,
  *   `DB_PASSWORD`, `MCP_TOKEN`...);
  * - `PICOCLAW_GATEWAY_TOKEN`;
- * - what the file holds in the places secrets go: `api_key`, `gateway.token`,
- *   header values named like secrets (or `Bearer`/`Basic` credentials), an MCP
- *   server's environment entries named like secrets, a URL's password and
- *   secret-named query parameters, `--password=x` / `--api-key x` style
+ * - what the file holds in the places secrets go: any `api_key`, `token`,
+ *   `password` or `secret` (the gateway's token, a channel's bot token),
+ *   header values named like secrets (or `Bearer`/`Basic` credentials), an
+ *   MCP server's environment entries named like secrets, a URL's password
+ *   and secret-named query parameters, `--password=x` / `--api-key x` style
  *   arguments, and `extra_body` values under secret-named keys.
  *
  * `config check` masks them wherever they appear; tool results, MCP server
@@ -42,9 +43,8 @@ export function collectSecrets(config: Config, sources: SecretSources): Set<stri
   for (const [name, value] of Object.entries(sources.dotenv)) if (SECRET_NAME.test(name)) add(value);
   for (const value of sources.overrides) add(value);
 
-  add(config.gateway.token);
+  keyedSecrets(config, add);
   for (const entry of config.model_list) {
-    add(entry.api_key);
     headerSecrets(entry.custom_headers, add);
     urlSecrets(entry.api_base, add);
     bodySecrets(entry.extra_body, false, add);
@@ -56,6 +56,19 @@ export function collectSecrets(config: Config, sources: SecretSources): Set<stri
     argumentSecrets(server.args ?? [], add);
   }
   return found;
+}
+
+/** Keys whose string value is a secret wherever they stand (`gateway.token`, `model_list[].api_key`, a channel's `token`). */
+const SECRET_KEY = /^(?:api_key|token|password|secret)$/;
+
+function keyedSecrets(value: unknown, add: (value: unknown) => void): void {
+  if (Array.isArray(value)) for (const item of value) keyedSecrets(item, add);
+  else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (SECRET_KEY.test(key) && typeof item === "string") add(item);
+      else keyedSecrets(item, add);
+    }
+  }
 }
 
 function headerSecrets(headers: Readonly<Record<string, string>> | undefined, add: (value: string) => void): void {
