@@ -25,6 +25,7 @@ const PROCESS_TESTS = [
   "test/mcp-runtime.test.ts",
   "test/mcp-gateway.test.ts",
   "test/mcp-http.test.ts",
+  "test/mcp-message-size.test.ts",
   // fetches and builds the reference todo tool (npm pack, esbuild)
   "test/todo-reference.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
@@ -33,10 +34,12 @@ const PROCESS_TESTS = [
   "test/fallbacks.test.ts",
   "test/gateway-models.test.ts",
   "test/gateway-openai.test.ts",
+  "test/hostile-model-servers.test.ts",
   "test/model-catalog.test.ts",
   "test/model-failures.test.ts",
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
+  "test/secrets.test.ts",
   "test/plugins-anywhere.test.ts",
   "test/sdk-conformance.test.ts",
   "test/server.test.ts",

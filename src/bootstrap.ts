@@ -7,7 +7,7 @@ import type { LoadedConfig } from "./config/load.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
 import type { Feature } from "./feature/feature.js";
-import type { Logger } from "./log.js";
+import { type Logger, redactingLogger } from "./log.js";
 import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
@@ -16,6 +16,7 @@ import { McpHub, type McpStartReport } from "./tools/mcp/index.js";
 import { mcpFeature } from "./tools/mcp/feature.js";
 import { pluginFeature } from "./tools/plugins/feature.js";
 import { loadPlugins } from "./tools/plugins/load.js";
+import { type Redact, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
 import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
 import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
@@ -67,6 +68,7 @@ function frontmatterOf(features: readonly Feature[]): FrontmatterKeys {
  * features and models. Problems that must stop start-up throw ConfigError.
  */
 export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
+  const { redact, logger } = secretKeeping(loaded, opts.logger);
   const builtins: BuiltinFeatures = { todo: todoFeature(), subagents: subagentFeature() };
   // Chat channels are features too (they start with the gateway): one per channel_list entry.
   const channels = loaded.config.channel_list.map((entry, i) => telegramChannel(entry, `channel_list[${i}]`));
@@ -81,7 +83,7 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     ]);
   }
   checkChannelAgents(loaded, catalog);
-  const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+  const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] });
   checkUsedModels(loaded, catalog.agents.values(), models);
   const runtime = new Runtime({
     config: loaded.config,
@@ -90,14 +92,25 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     features,
     tools: opts.tools ?? [],
     toolSwitches: loaded.toolSwitches,
-    logger: opts.logger,
+    logger,
+    redact,
     timer: opts.timer,
   });
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));
   const problems = [...catalog.agents.values()]
     .filter((agent) => agent.model !== undefined && !names.has(agent.model))
     .map((agent) => `${agent.file}: model "${agent.model}" is not a model_name in model_list (it has: ${[...names].join(", ")})`);
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()], problems, builtins };
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems, builtins };
+}
+
+/**
+ * The one scrubber of the config's secrets, and the logger that applies it
+ * to every line: what tools, MCP servers and errors say is cleaned of them
+ * before it reaches the model, the user or the log.
+ */
+function secretKeeping(loaded: LoadedConfig, logger: Logger): { redact: Redact; logger: Logger } {
+  const redact = redactor(loaded.secrets);
+  return { redact, logger: redactingLogger(logger, redact) };
 }
 
 /**
@@ -172,11 +185,14 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
 
   const servers = loaded.config.tools.mcp.servers;
   if (Object.keys(servers).length > 0) {
+    const { redact, logger } = secretKeeping(loaded, opts.logger);
     const hub = new McpHub(servers, {
-      logger: opts.logger,
+      logger,
+      redact,
       baseDir: loaded.baseDir,
       env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
       callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
+      ...(loaded.config.tools.mcp.max_message_bytes === undefined ? {} : { maxMessageBytes: loaded.config.tools.mcp.max_message_bytes }),
     });
     const report = await startOrStop(hub, opts.signal);
     const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));

@@ -9,7 +9,8 @@ import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
 import { repl } from "./repl.js";
 import { CHAT_ID } from "./session/key.js";
-import { type Logger, createLogger } from "./log.js";
+import { type Logger, createLogger, redactingLogger } from "./log.js";
+import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 
 const USAGE = `picoclaw: a gateway runtime for chat agents
 
@@ -85,11 +86,14 @@ export async function runCli(io: CliIO): Promise<number> {
     io.stdout(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  // Once the config is read, nothing this command prints or logs holds one of its secrets.
+  let redact: Redact = noRedaction;
   try {
     const loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: values.config ? ["--config", values.config] : [] });
+    redact = redactor(loaded.secrets);
     // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL says otherwise.
     const quiet = command === "agent" && io.terminal === true;
-    const logger = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info"));
+    const logger = redactingLogger(io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info")), redact);
     switch (command) {
       case "gateway":
         return await gateway(loaded, logger, io);
@@ -105,14 +109,14 @@ export async function runCli(io: CliIO): Promise<number> {
     }
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.stderr(`picoclaw: invalid configuration:\n${error.problems.map((p) => `  - ${p}`).join("\n")}`);
+      io.stderr(redact(`picoclaw: invalid configuration:\n${error.problems.map((p) => `  - ${p}`).join("\n")}`));
       return 2;
     }
     if (error instanceof UsageError) {
       io.stderr(`picoclaw: ${error.message}\n\n${USAGE}`);
       return 2;
     }
-    io.stderr(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`);
+    io.stderr(redact(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`));
     // A bad request (an unknown agent, a bad session) is a usage error; anything else is work that failed.
     return error instanceof PicoclawError && error.fault === "user" ? 2 : 1;
   }
@@ -258,7 +262,7 @@ function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<n
     // What the gateway starts with (as warnings) but a check must not call OK.
     if (problems.length > 0) throw new ConfigError(problems);
     io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
-    io.stdout(JSON.stringify(maskSecrets(loaded.config), null, 2));
+    io.stdout(JSON.stringify(maskSecrets(loaded.config, loaded), null, 2));
     return 0;
   });
 }

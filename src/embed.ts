@@ -28,5 +28,5 @@ export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFo
 export type { AgentDefinition } from "./agents/agent.js";
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta } from "./models/provider.js";
 export type { ChatMessage, ToolCall, ToolSpec } from "./models/message.js";
-export { PicoclawError, ConfigError, ModelError, RequestError, AbortedError, type ErrorCode } from "./errors.js";
+export { PicoclawError, ConfigError, ModelError, RequestError, AbortedError, TurnTimeoutError, type ErrorCode } from "./errors.js";
 export { createLogger, silentLogger, type Logger } from "./log.js";

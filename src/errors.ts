@@ -11,7 +11,7 @@ export type Fault = "user" | "config" | "model" | "system";
 export const REQUEST_ERROR_CODES = ["invalid_request", "invalid_json", "invalid_session_key", "agent_not_found"] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 
-export type ErrorCode = RequestErrorCode | "config_invalid" | "listen_failed" | "aborted" | `model_${ModelErrorClass}`;
+export type ErrorCode = RequestErrorCode | "config_invalid" | "listen_failed" | "aborted" | "turn_timeout" | `model_${ModelErrorClass}`;
 
 export class PicoclawError extends Error {
   readonly code: ErrorCode;
@@ -81,6 +81,20 @@ export class ModelError extends PicoclawError {
 export class AbortedError extends PicoclawError {
   constructor(message = "the turn was aborted") {
     super(message, { code: "aborted", fault: "system" });
+  }
+}
+
+/**
+ * A turn ran past `agents.defaults.turn_timeout_ms`: it was aborted (its
+ * model call and tools with it) and left the history as it was. Not the
+ * user's `/stop`: the gateway answers `504 turn_timeout`.
+ */
+export class TurnTimeoutError extends PicoclawError {
+  constructor(readonly timeoutMs: number) {
+    super(
+      `the turn took longer than ${timeoutMs} ms (agents.defaults.turn_timeout_ms) and was stopped; nothing of it was kept. Ask for less at once, or raise turn_timeout_ms`,
+      { code: "turn_timeout", fault: "system" },
+    );
   }
 }
 

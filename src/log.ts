@@ -9,6 +9,21 @@ export interface Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
+/** The same logger with `redact` applied to every message and every string in its data. */
+export function redactingLogger(logger: Logger, redact: (text: string) => string): Logger {
+  const clean = (value: unknown): unknown => {
+    if (typeof value === "string") return redact(value);
+    if (Array.isArray(value)) return value.map(clean);
+    if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clean(v)]));
+    return value;
+  };
+  const line =
+    (write: Logger["info"]): Logger["info"] =>
+    (message, data) =>
+      write(redact(message), data === undefined ? undefined : (clean(data) as Record<string, unknown>));
+  return { info: line(logger.info.bind(logger)), warn: line(logger.warn.bind(logger)), error: line(logger.error.bind(logger)) };
+}
+
 /** A pino logger writing JSON lines to stderr (stdout stays for replies and the listening line). */
 export function createLogger(level = "info"): Logger {
   const log = pino(

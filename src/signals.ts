@@ -15,14 +15,17 @@ export interface JoinedSignal {
 export function joinSignals(sources: readonly (AbortSignal | undefined)[]): JoinedSignal {
   const present = sources.filter((s): s is AbortSignal => s !== undefined);
   const controller = new AbortController();
-  // A turn's signal is shared by every call the model asks for at once (a fan-out of ten
-  // subagents is normal); each call removes its listener when it ends, so no cap is needed.
+  // A signal is joined by everything running under it at once: shutdown and a session's stop
+  // switch by every turn, a turn's signal by every call the model asks for (a fan-out of fifty
+  // is normal). Each join removes its listener when disposed, so listeners are bounded by
+  // what runs, and Node's cap of 10 would only print a warning into the JSON log.
   setMaxListeners(0, controller.signal);
   const aborted = present.find((s) => s.aborted);
   if (aborted) {
     controller.abort(aborted.reason);
     return { signal: controller.signal, dispose: () => {} };
   }
+  for (const source of present) setMaxListeners(0, source);
   const listeners = present.map((source) => {
     const listener = () => {
       controller.abort(source.reason);

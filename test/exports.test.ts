@@ -25,6 +25,7 @@ const ENTRIES = {
       "RequestError",
       "Runtime",
       "SessionState",
+      "TurnTimeoutError",
       "bootstrap",
       "configSchema",
       "createApp",

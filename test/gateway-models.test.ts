@@ -54,7 +54,7 @@ describe("gateway with a real model provider", () => {
     const answer = h.chat({ message: "hello" });
     // The model has the request and does not answer: the 50 ms run out.
     await eventually(() => expect(server.requests).toHaveLength(1));
-    expect(timers.fireAll()).toBe(1);
+    expect(timers.fireAll(50)).toBe(1);
     const res = await answer;
     expect(res.status).toBe(502);
     expect(res.json.error.code).toBe("model_timeout");

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Backoff } from "../src/tools/mcp/backoff.js";
 import { checkInputSchema } from "../src/tools/json-schema.js";
+import { MESSAGE_TOO_LARGE, idOf, tooLarge, tooLargeMessage } from "../src/tools/mcp/message-size.js";
+import { BoundedReadBuffer } from "../src/tools/mcp/stdio-buffer.js";
 import { isUsableToolName, mcpToolName } from "../src/tools/mcp/names.js";
 import { mcpResult } from "../src/tools/mcp/result.js";
 
@@ -104,5 +106,54 @@ describe("restart backoff", () => {
     expect(Array.from({ length: 8 }, () => high.next())).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
     high.reset();
     expect(high.next()).toBe(500);
+  });
+});
+
+describe("MCP messages over the size limit (the stdio read buffer)", () => {
+  const read = (buffer: BoundedReadBuffer) => {
+    const out = [];
+    for (let m = buffer.readMessage(); m !== null; m = buffer.readMessage()) out.push(m);
+    return out;
+  };
+
+  it("passes messages within the limit, however the chunks cut them, and skips blank lines", () => {
+    const buffer = new BoundedReadBuffer(100, () => {});
+    const text = '{"jsonrpc":"2.0","id":1,"result":{}}\n\n{"jsonrpc":"2.0","method":"notifications/x"}\n';
+    for (let i = 0; i < text.length; i += 7) buffer.append(Buffer.from(text.slice(i, i + 7)));
+    expect(read(buffer)).toEqual([
+      { jsonrpc: "2.0", id: 1, result: {} },
+      { jsonrpc: "2.0", method: "notifications/x" },
+    ]);
+  });
+
+  it("turns a longer line into a stand-in error for its id, whether the id comes first or last", () => {
+    const buffer = new BoundedReadBuffer(100, () => {});
+    const big = "x".repeat(500);
+    const first = `{"jsonrpc":"2.0","id":"a-1","result":{"text":"${big}"}}`;
+    buffer.append(Buffer.from(`${first}\n`));
+    buffer.append(Buffer.from(`{"result":{"text":"${big}"},"jsonrpc":"2.0","id":7}\n{"jsonrpc":"2.0","id":8,"result":{}}\n`));
+    const [a, b, c] = read(buffer) as { id: unknown; error?: { code: number; data: unknown } }[];
+    expect(a).toMatchObject({ id: "a-1", error: { code: MESSAGE_TOO_LARGE } });
+    expect(tooLarge(a!.error!.data)).toEqual({ limit: 100, bytes: first.length });
+    expect(b).toMatchObject({ id: 7, error: { code: MESSAGE_TOO_LARGE } });
+    expect(c).toEqual({ jsonrpc: "2.0", id: 8, result: {} });
+  });
+
+  it("reports a longer line without an id (a notification) and reads on", () => {
+    const dropped: number[] = [];
+    const buffer = new BoundedReadBuffer(50, (bytes) => dropped.push(bytes));
+    const notification = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"${"y".repeat(200)}"}}`;
+    buffer.append(Buffer.from(`${notification}\n{"jsonrpc":"2.0","id":2,"result":{}}\n`));
+    expect(read(buffer)).toEqual([{ jsonrpc: "2.0", id: 2, result: {} }]);
+    expect(dropped).toEqual([notification.length]);
+  });
+
+  it("says what happened in words the model can act on", () => {
+    expect(tooLargeMessage("fx", "big", 8 * 1024 * 1024, 20_000_070)).toBe(
+      'MCP server "fx" answered "big" with 19.1 MiB, more than the 8 MiB one message may hold (tools.mcp.max_message_bytes), so the answer was dropped; ask for less at once (a narrower query, a smaller page) or do without it',
+    );
+    expect(idOf('{"id":3,', "")).toBe(3);
+    expect(idOf("{", '"id":"x"}')).toBe("x");
+    expect(idOf('{"result":{"id":3', '"z"}}')).toBeUndefined();
   });
 });

@@ -176,6 +176,6 @@ describe("closing MCP servers", () => {
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     // Its restart backoff is ten minutes: if close() left the timer (or a server) behind, this would not end.
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-    expect({ code, output }).toEqual({ code: 0, output: "closed with 9 tools; did not start: down\n" });
+    expect({ code, output }).toEqual({ code: 0, output: "closed with 11 tools; did not start: down\n" });
   });
 });

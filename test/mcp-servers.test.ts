@@ -52,16 +52,18 @@ describe("MCP servers over stdio (one hub, two servers running the fixture)", ()
     const fx = report.tools.filter((tool) => t.hub.origin(tool.name) === "fx").map((tool) => tool.name);
     expect(fx).toEqual([
       "mcp_fx_add",
+      "mcp_fx_big",
       "mcp_fx_calls",
       "mcp_fx_crash",
       "mcp_fx_echo",
       "mcp_fx_fail",
       "mcp_fx_grow",
+      "mcp_fx_leak",
       "mcp_fx_picture",
       "mcp_fx_slow",
       "mcp_fx_whoami",
     ]);
-    expect(report.tools).toHaveLength(18);
+    expect(report.tools).toHaveLength(22);
     expect(t.hub.origin("mcp_quick_echo")).toBe("quick");
     expect(t.hub.origin("echo")).toBeUndefined();
     expect(report.tools.every((tool) => tool.enabledByDefault === true)).toBe(true);

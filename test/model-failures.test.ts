@@ -159,8 +159,9 @@ describe.each(formats)("$provider: failures", (format) => {
     const failure = modelFailure(provider.chat(ask()));
     // The request is at the server, which does not answer: now the 50 ms run out.
     await eventually(() => expect(server.requests).toHaveLength(1));
-    expect(timers.pending().map((t) => t.ms)).toEqual([50]);
-    timers.fireAll();
+    // Both limits run: max_duration (default 10 min) for the whole call, request_timeout for the wait.
+    expect(timers.pending().map((t) => t.ms)).toEqual([600_000, 50]);
+    timers.fireAll(50);
     const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(error.message).toMatch(new RegExp(`^model "${name}": no answer from http://127\\.0\\.0\\.1:\\d+ within 50 ms \\(request_timeout\\)`));
@@ -184,7 +185,7 @@ describe.each(formats)("$provider: failures", (format) => {
     );
     // The piece restarted the timer; nothing comes after it, so that timer runs out.
     await firstPiece;
-    expect(timers.fireAll()).toBe(1);
+    expect(timers.fireAll(50)).toBe(1);
     const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(seen).toEqual(["partial"]);

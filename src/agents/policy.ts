@@ -1,5 +1,6 @@
 import { type ToolSwitch, toolVariableName } from "../config/env.js";
 import { TOOLS_RESERVED, type ToolsConfig } from "../config/schema.js";
+import type { Redact } from "../tools/redact.js";
 import type { AnyTool, ToolRegistry } from "../tools/registry.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolSet } from "../tools/tool-set.js";
 import type { ToolStates } from "../tools/tool-states.js";
@@ -14,6 +15,8 @@ export interface ToolPolicyOptions {
   /** The form of a tool an agent gets (the todo tool's style); the tool itself by default. */
   /** The form of a tool an agent gets (the todo tool's style), or undefined when the agent is not offered it at all. */
   variant?: (tool: AnyTool, agent: AgentDefinition) => AnyTool | undefined;
+  /** Scrubs configured secrets from every tool result. */
+  redact?: Redact;
 }
 
 type Section = { enabled?: boolean; timeout_ms?: number };
@@ -88,6 +91,8 @@ export class ToolPolicy {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.state ? { state: this.opts.state } : {}),
         timeoutMs: (tool) => this.timeoutMs(tool),
+        ...(this.tools.max_result_bytes === undefined ? {} : { maxResultBytes: this.tools.max_result_bytes }),
+        ...(this.opts.redact ? { redact: this.opts.redact } : {}),
       });
       this.sets.set(key, set);
     }

@@ -32,12 +32,14 @@ interface Override {
   variable: string;
   path: string[];
   parse: Parse;
+  /** Its value is a secret (masked by config check, scrubbed from tool output and the log). */
+  secret?: true;
 }
 
 const FIXED: Override[] = [
   { variable: "PICOCLAW_GATEWAY_HOST", path: ["gateway", "host"], parse: parseText },
   { variable: "PICOCLAW_GATEWAY_PORT", path: ["gateway", "port"], parse: parseInteger(0, 65535) },
-  { variable: "PICOCLAW_GATEWAY_TOKEN", path: ["gateway", "token"], parse: (raw) => ({ value: raw }) },
+  { variable: "PICOCLAW_GATEWAY_TOKEN", path: ["gateway", "token"], parse: (raw) => ({ value: raw }), secret: true },
   { variable: "PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME", path: ["agents", "defaults", "model_name"], parse: parseText },
   {
     variable: "PICOCLAW_AGENTS_DEFAULTS_MAX_TOOL_ITERATIONS",
@@ -75,6 +77,8 @@ export interface OverrideOutcome {
   setBy: Map<string, string>;
   /** Switches for tools that are not built in. */
   toolSwitches: ToolSwitch[];
+  /** Values set that are secrets. */
+  secrets: string[];
 }
 
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
@@ -83,7 +87,7 @@ export function applyEnvOverrides(
   env: Readonly<Record<string, string | undefined>>,
   builtinTools: readonly string[] = BUILTIN_TOOL_NAMES,
 ): OverrideOutcome {
-  const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [] };
+  const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [], secrets: [] };
   const overrides = [...FIXED];
   for (const variable of Object.keys(env).sort()) {
     const match = TOOL_ENABLED.exec(variable);
@@ -110,7 +114,7 @@ export function applyEnvOverrides(
   if (level !== undefined && !LOG_LEVELS.includes(level.trim().toLowerCase())) {
     outcome.problems.push(`PICOCLAW_LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level)}`);
   }
-  for (const { variable, path, parse } of overrides) {
+  for (const { variable, path, parse, secret } of overrides) {
     const rawValue = env[variable];
     if (rawValue === undefined) continue;
     const parsed = parse(rawValue);
@@ -118,6 +122,7 @@ export function applyEnvOverrides(
       outcome.problems.push(`${variable}: ${parsed.problem}`);
       continue;
     }
+    if (secret && typeof parsed.value === "string") outcome.secrets.push(parsed.value);
     if (setAt(raw, path, parsed.value)) outcome.setBy.set(formatPath(path), variable);
   }
   return outcome;

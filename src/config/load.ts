@@ -5,7 +5,8 @@ import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
 import { type ToolSwitch, applyEnvOverrides } from "./env.js";
 import { type Config, type ModelEntry, configSchema } from "./schema.js";
-import { type MissingVariable, substituteVariables } from "./substitute.js";
+import { collectSecrets } from "./secrets.js";
+import { type MissingVariable, type SubstitutedString, substituteVariables } from "./substitute.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -35,6 +36,14 @@ export interface LoadedConfig {
   unresolved: UnresolvedVariables;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in (applied when tools are known). */
   toolSwitches: ToolSwitch[];
+  /**
+   * Every secret value of the config (see secrets.ts): what `${VAR}`s were
+   * replaced with, secret-named `.env` entries, the token override, and the
+   * file's own secrets by their place. Never logged, shown or sent anywhere.
+   */
+  secrets: ReadonlySet<string>;
+  /** The strings that took values from `${VAR}`, as written (for `config check`, which masks each variable). */
+  substituted: readonly SubstitutedString[];
 }
 
 export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
@@ -47,7 +56,8 @@ export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
  */
 export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const env: Record<string, string | undefined> = { ...opts.env };
-  loadDotenv(path.join(opts.cwd, ".env"), env);
+  const dotenvEntries: Record<string, string> = {};
+  loadDotenv(path.join(opts.cwd, ".env"), env, dotenvEntries);
 
   const explicit = configArgument(opts.argv ?? []) ?? (env.PICOCLAW_CONFIG || undefined);
   const file = path.resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
@@ -61,7 +71,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     throw new ConfigError([`${source}: config file not found: ${file}`]);
   }
   const baseDir = found ? path.dirname(found) : opts.cwd;
-  if (found && baseDir !== opts.cwd) loadDotenv(path.join(baseDir, ".env"), env);
+  if (found && baseDir !== opts.cwd) loadDotenv(path.join(baseDir, ".env"), env, dotenvEntries);
 
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError([`${found}: the config must be a JSON object`]);
@@ -113,6 +123,12 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     warnings: overrides.warnings,
     unresolved,
     toolSwitches: overrides.toolSwitches,
+    secrets: collectSecrets(config, {
+      substituted: substituted.substituted.flatMap((s) => s.values),
+      dotenv: dotenvEntries,
+      overrides: overrides.secrets,
+    }),
+    substituted: substituted.substituted,
   };
 }
 
@@ -151,10 +167,19 @@ function configArgument(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-function loadDotenv(file: string, env: Record<string, string | undefined>): void {
+/** Merges a `.env` file into `env` (set variables win) and records its entries in `entries`. */
+function loadDotenv(file: string, env: Record<string, string | undefined>, entries: Record<string, string>): void {
   if (!existsSync(file)) return;
-  const processEnv = env as Record<string, string>;
-  dotenv.config({ path: file, processEnv, quiet: true, override: false });
+  let parsed: Record<string, string>;
+  try {
+    parsed = dotenv.parse(readFileSync(file));
+  } catch (error) {
+    throw new ConfigError([`${file}: cannot read the .env file (${(error as Error).message})`]);
+  }
+  for (const [name, value] of Object.entries(parsed)) {
+    entries[name] = value;
+    if (env[name] === undefined) env[name] = value;
+  }
 }
 
 function readJson(file: string): unknown {

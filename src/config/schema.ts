@@ -43,6 +43,9 @@ export const agentsSchema = z
           .describe(
             "Bytes of history a session keeps (UTF-8 bytes of the messages' JSON); older exchanges are dropped first, and an exchange over it alone is cut to fit, with a note.",
           ),
+        turn_timeout_ms: int(1, 86_400_000)
+          .default(900_000)
+          .describe("Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged."),
         subturn: subturnSchema,
       })
       .prefault({}),
@@ -76,7 +79,12 @@ export const modelEntrySchema = z.strictObject({
   api_key: z.string().optional().describe("Secret; use ${VAR} to read it from the environment."),
   request_timeout: int(1, 3_600_000)
     .optional()
-    .describe("Ms to wait for the server to start answering, and then between two pieces of a streamed answer (default 120000)."),
+    .describe(
+      "Ms to wait for the server to start answering, and then between two pieces of data of a streamed answer; keep-alive comments and pings do not count (default 120000).",
+    ),
+  max_duration: int(1, 86_400_000)
+    .optional()
+    .describe("Ms one call may take in all, however steadily the server sends, retries and their waits included (default 600000)."),
   max_tokens: int(1, 10_000_000).optional(),
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
@@ -119,15 +127,23 @@ export const mcpServerSchema = z
   });
 
 /** Keys of `tools` that are not tool sections. */
-export const TOOLS_RESERVED = ["plugins", "mcp"] as const;
+export const TOOLS_RESERVED = ["plugins", "mcp", "max_result_bytes"] as const;
 
 /** Tools the gateway ships have their sections here; any other `tools.<name>` is a plugin's or an MCP tool's. */
 export const toolsSchema = z
   .strictObject({
     plugins: z.array(z.string().min(1)).default([]).describe("Tool modules to load: paths (relative to the config file) or package names."),
+    max_result_bytes: int(1024, 64 * 1024 * 1024)
+      .optional()
+      .describe(
+        "The most UTF-8 bytes a tool result keeps (every tool: built-in, plugin, MCP), for the model and the user; the rest is cut with a note saying so (default 65536).",
+      ),
     mcp: z
       .strictObject({
         servers: z.record(z.string().regex(MCP_SERVER_NAME, "expected a server name: letters, digits, _ and -, at most 32"), mcpServerSchema).default({}),
+        max_message_bytes: int(64 * 1024, 1024 * 1024 * 1024)
+          .optional()
+          .describe("The most one message from an MCP server may hold (default 8388608); a bigger answer fails that call alone, the server stays connected."),
       })
       .prefault({}),
     todo: z

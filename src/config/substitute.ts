@@ -6,43 +6,68 @@ export interface MissingVariable {
   variable: string;
 }
 
+/** A string of the config that took values from the environment: where it is, what it was written as, what came in. */
+export interface SubstitutedString {
+  path: PathPart[];
+  /** The string as written, `${VAR}` and all. */
+  template: string;
+  /** The values that replaced its `${VAR}`s (secrets, as far as the gateway knows). */
+  values: string[];
+}
+
 const REFERENCE = /\$(\$)?\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export interface Substitution {
+  value: unknown;
+  missing: MissingVariable[];
+  substituted: SubstitutedString[];
+}
 
 /**
  * Replaces `${VAR}` in every string of a JSON value with the variable's value
  * (`$${VAR}` is a literal `${VAR}`). A string that names an unset variable is
  * left exactly as written and reported, so the caller decides whether that is
- * an error (it is only for the parts of the config that are used).
+ * an error (it is only for the parts of the config that are used). Every
+ * string that took a value is reported too: those values are secrets.
  */
 export function substituteVariables(
   value: unknown,
   env: Readonly<Record<string, string | undefined>>,
   path: PathPart[] = [],
-  missing: MissingVariable[] = [],
-): { value: unknown; missing: MissingVariable[] } {
+  out: Omit<Substitution, "value"> = { missing: [], substituted: [] },
+): Substitution {
   if (typeof value === "string") {
     let unset = false;
+    const values: string[] = [];
     const replaced = value.replace(REFERENCE, (whole, escaped: string | undefined, name: string) => {
       if (escaped) return whole.slice(1);
       const found = env[name];
       if (found === undefined) {
-        missing.push({ path, variable: name });
+        out.missing.push({ path, variable: name });
         unset = true;
         return whole;
       }
+      values.push(found);
       return found;
     });
-    return { value: unset ? value : replaced, missing };
+    if (unset) return { value, ...out };
+    if (values.length > 0) out.substituted.push({ path, template: value, values });
+    return { value: replaced, ...out };
   }
   if (Array.isArray(value)) {
-    return { value: value.map((item, i) => substituteVariables(item, env, [...path, i], missing).value), missing };
+    return { value: value.map((item, i) => substituteVariables(item, env, [...path, i], out).value), ...out };
   }
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
+    const result: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = substituteVariables(item, env, [...path, key], missing).value;
+      result[key] = substituteVariables(item, env, [...path, key], out).value;
     }
-    return { value: out, missing };
+    return { value: result, ...out };
   }
-  return { value, missing };
+  return { value, ...out };
+}
+
+/** The template with every `${VAR}` shown as `mask` (and `$${VAR}` as the literal it stands for). */
+export function maskedTemplate(template: string, mask: string): string {
+  return template.replace(REFERENCE, (whole, escaped: string | undefined) => (escaped ? whole.slice(1) : mask));
 }

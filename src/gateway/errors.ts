@@ -14,6 +14,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   config_invalid: 500,
   listen_failed: 500,
   aborted: 503,
+  turn_timeout: 504,
   model_auth: 502,
   model_rate_limit: 502,
   model_timeout: 502,

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { ModelError } from "../errors.js";
 import type { ResponseAssembler } from "./assembler.js";
-import { isEventStream, readEvents, readText } from "./body.js";
+import { isEventStream, readEvents } from "./body.js";
 import { reportedError } from "./http-errors.js";
 import type { ReadContext } from "./transport.js";
-import { parseJsonText, parseWire } from "./wire-json.js";
+import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js";
 
 /**
  * Reading an Anthropic Messages answer, streamed (`message_start`,
@@ -70,7 +70,7 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
 
 export async function readMessage(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   if (isEventStream(response)) return readMessageStream(response, out, ctx);
-  const json = parseJsonText(ctx.modelName, await readText(response.body, ctx.activity), "the answer", ctx.secrets);
+  const json = parseJsonText(ctx.modelName, await readWhole(response, ctx), "the answer", ctx.secrets);
   if ((json as { type?: unknown } | null)?.type === "error") {
     throw reportedError(ctx.modelName, parseWire(errorBody, (json as { error?: unknown }).error, ctx.modelName, "the error"), ctx.secrets);
   }
@@ -87,51 +87,57 @@ export async function readMessage(response: Response, out: ResponseAssembler, ct
 async function readMessageStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   const toolBlocks = new Set<number>();
   let stopped = false;
-  await readEvents(response.body, ctx.activity, (raw) => {
-    if (raw.data.trim() === "") return false;
-    const json = parseJsonText(ctx.modelName, raw.data, "a stream event", ctx.secrets) as { type?: unknown } | null;
-    const type = json?.type ?? raw.event;
-    if (typeof type !== "string" || !KNOWN_EVENTS.has(type as never)) return false; // newer event kinds: ignore
-    const event = parseWire(eventSchema, { ...json, type }, ctx.modelName, `a ${type} event`);
-    switch (event.type) {
-      case "message_start":
-        out.usage({ inputTokens: event.message.usage?.input_tokens ?? undefined, outputTokens: event.message.usage?.output_tokens ?? undefined });
-        break;
-      case "content_block_start": {
-        const b = event.content_block;
-        if (b.type === "text") out.text(b.text);
-        else if (b.type === "thinking") out.reasoning(b.thinking);
-        else if (b.type === "tool_use") {
-          toolBlocks.add(event.index);
-          const input = isNonEmptyObject(b.input) ? b.input : undefined;
-          out.toolCall({ index: event.index, id: b.id ?? undefined, name: b.name ?? undefined, arguments: input });
+  await readEvents(
+    response.body,
+    (raw) => {
+      if (raw.data.trim() === "") return false;
+      const json = parseJsonText(ctx.modelName, raw.data, "a stream event", ctx.secrets) as { type?: unknown } | null;
+      const type = json?.type ?? raw.event;
+      if (typeof type !== "string" || !KNOWN_EVENTS.has(type as never)) return false; // newer event kinds: ignore
+      const event = parseWire(eventSchema, { ...json, type }, ctx.modelName, `a ${type} event`);
+      // A ping says the connection lives, not that the answer moves: it does not hold off request_timeout.
+      if (event.type !== "ping") ctx.activity();
+      switch (event.type) {
+        case "message_start":
+          out.usage({ inputTokens: event.message.usage?.input_tokens ?? undefined, outputTokens: event.message.usage?.output_tokens ?? undefined });
+          break;
+        case "content_block_start": {
+          const b = event.content_block;
+          if (b.type === "text") out.text(b.text);
+          else if (b.type === "thinking") out.reasoning(b.thinking);
+          else if (b.type === "tool_use") {
+            toolBlocks.add(event.index);
+            const input = isNonEmptyObject(b.input) ? b.input : undefined;
+            out.toolCall({ index: event.index, id: b.id ?? undefined, name: b.name ?? undefined, arguments: input });
+          }
+          break;
         }
-        break;
+        case "content_block_delta": {
+          const d = event.delta;
+          if (d.type === "text_delta") out.text(d.text);
+          else if (d.type === "thinking_delta") out.reasoning(d.thinking);
+          else if (d.type === "input_json_delta" && toolBlocks.has(event.index)) out.toolCall({ index: event.index, arguments: d.partial_json ?? "" });
+          break;
+        }
+        case "content_block_stop":
+          if (toolBlocks.has(event.index)) settleInput(event.index, out, ctx.modelName);
+          break;
+        case "message_delta":
+          out.finish(finishReasonOf(event.delta.stop_reason));
+          out.usage({ inputTokens: event.usage?.input_tokens ?? undefined, outputTokens: event.usage?.output_tokens ?? undefined });
+          break;
+        case "message_stop":
+          stopped = true;
+          return true;
+        case "ping":
+          break;
+        case "error":
+          throw reportedError(ctx.modelName, event.error, ctx.secrets);
       }
-      case "content_block_delta": {
-        const d = event.delta;
-        if (d.type === "text_delta") out.text(d.text);
-        else if (d.type === "thinking_delta") out.reasoning(d.thinking);
-        else if (d.type === "input_json_delta" && toolBlocks.has(event.index)) out.toolCall({ index: event.index, arguments: d.partial_json ?? "" });
-        break;
-      }
-      case "content_block_stop":
-        if (toolBlocks.has(event.index)) settleInput(event.index, out, ctx.modelName);
-        break;
-      case "message_delta":
-        out.finish(finishReasonOf(event.delta.stop_reason));
-        out.usage({ inputTokens: event.usage?.input_tokens ?? undefined, outputTokens: event.usage?.output_tokens ?? undefined });
-        break;
-      case "message_stop":
-        stopped = true;
-        return true;
-      case "ping":
-        break;
-      case "error":
-        throw reportedError(ctx.modelName, event.error, ctx.secrets);
-    }
-    return false;
-  });
+      return false;
+    },
+    streamLimit(ctx.modelName),
+  );
   if (!stopped && !out.finished) {
     throw new ModelError("bad_response", ctx.modelName, "the stream ended before the answer was complete (no message_stop)");
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { ModelError } from "../errors.js";
+import { ANSWER_LIMITS, sizeName } from "./limits.js";
 import type { ToolCall } from "./message.js";
 import type { ModelDelta, ModelResponse, Usage } from "./provider.js";
 
@@ -38,6 +39,10 @@ export class ResponseAssembler {
   private usageSeen: Usage | undefined;
   private finishReason: string | undefined;
   private deliveredAny = false;
+  /** UTF-8 bytes taken so far, for ANSWER_LIMITS. */
+  private textBytes = 0;
+  private reasoningBytes = 0;
+  private argumentBytes = 0;
 
   constructor(
     readonly modelName: string,
@@ -52,12 +57,14 @@ export class ResponseAssembler {
 
   text(text: string | null | undefined): void {
     if (!text) return;
+    this.textBytes = this.bounded(this.textBytes, text, ANSWER_LIMITS.textBytes, "text");
     this.texts.push(text);
     this.emit({ type: "text", text });
   }
 
   reasoning(text: string | null | undefined): void {
     if (!text) return;
+    this.reasoningBytes = this.bounded(this.reasoningBytes, text, ANSWER_LIMITS.reasoningBytes, "reasoning");
     this.reasonings.push(text);
     this.emit({ type: "reasoning", text });
   }
@@ -81,11 +88,14 @@ export class ResponseAssembler {
     }
     if (typeof part.arguments === "string") {
       if (part.arguments !== "") {
+        this.argumentBytes = this.bounded(this.argumentBytes, part.arguments, ANSWER_LIMITS.toolArgumentBytes, "tool-call arguments");
         slot.arguments += part.arguments;
         delta.arguments = part.arguments;
       }
     } else if (part.arguments !== undefined && part.arguments !== null) {
-      slot.arguments = JSON.stringify(part.arguments);
+      const json = JSON.stringify(part.arguments);
+      this.argumentBytes = this.bounded(this.argumentBytes, json, ANSWER_LIMITS.toolArgumentBytes, "tool-call arguments");
+      slot.arguments = json;
       delta.arguments = slot.arguments;
     }
     if (delta.id !== undefined || delta.name !== undefined || delta.arguments !== undefined) this.emit(delta);
@@ -166,7 +176,27 @@ export class ResponseAssembler {
     return slot;
   }
 
+  /** `taken` plus `piece`, or a bad_response when that is over `limit`: nothing of such an answer is kept. */
+  private bounded(taken: number, piece: string, limit: number, what: string): number {
+    const total = taken + Buffer.byteLength(piece, "utf8");
+    if (total > limit) {
+      throw new ModelError(
+        "bad_response",
+        this.modelName,
+        `the answer's ${what} ${what.endsWith("s") ? "are" : "is"} over ${sizeName(limit)}, more than an answer may hold; nothing of it was kept (lower max_tokens, or check the server)`,
+      );
+    }
+    return total;
+  }
+
   private newSlot(): Slot {
+    if (this.slots.length >= ANSWER_LIMITS.toolCalls) {
+      throw new ModelError(
+        "bad_response",
+        this.modelName,
+        `the answer has more than ${ANSWER_LIMITS.toolCalls} tool calls, more than an answer may hold; nothing of it was kept`,
+      );
+    }
     const slot: Slot = { position: this.slots.length, id: undefined, name: undefined, arguments: "" };
     this.slots.push(slot);
     return slot;

@@ -4,10 +4,11 @@ import { type EventSourceMessage, createParser } from "eventsource-parser";
  * Reading an HTTP answer body piece by piece: as text (UTF-8 decoded across
  * chunk borders, so a character split between two chunks stays whole) or as
  * server-sent events (parsed by eventsource-parser, so an event split in the
- * middle of a JSON value is joined before it is handed on).
+ * middle of a JSON value is joined before it is handed on). Both are bounded:
+ * nothing a server sends is held beyond a fixed number of bytes.
  */
 
-/** Called on every chunk received, so an idle timer can start again. */
+/** Called on every piece of real data received, so an idle timer can start again. */
 export type Activity = () => void;
 
 /** Whether the answer is a server-sent event stream (otherwise it is read as one JSON document). */
@@ -15,8 +16,11 @@ export function isEventStream(response: Response): boolean {
   return (response.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream");
 }
 
-/** Feeds decoded text to `onText` until the body ends or `onText` returns true (stop). */
-async function readDecoded(body: ReadableStream<Uint8Array> | null, activity: Activity, onText: (text: string) => boolean | undefined): Promise<void> {
+/**
+ * Feeds every chunk (its decoded text and its size in bytes) to `onChunk`
+ * until the body ends or `onChunk` returns true (stop).
+ */
+async function readChunks(body: ReadableStream<Uint8Array> | null, onChunk: (text: string, bytes: number) => boolean | undefined): Promise<void> {
   if (!body) return;
   const reader = body.getReader();
   const decoder = new TextDecoder("utf-8");
@@ -24,50 +28,80 @@ async function readDecoded(body: ReadableStream<Uint8Array> | null, activity: Ac
   try {
     for (;;) {
       const chunk = await reader.read();
-      activity();
       if (chunk.done) {
         done = true;
         const rest = decoder.decode();
-        if (rest) onText(rest);
+        if (rest) onChunk(rest, 0);
         return;
       }
-      if (onText(decoder.decode(chunk.value, { stream: true })) === true) return;
+      if (onChunk(decoder.decode(chunk.value, { stream: true }), chunk.value.byteLength) === true) return;
     }
   } finally {
-    // Stopping early (a terminal event, an error thrown by a handler) closes the connection.
+    // Stopping early (a terminal event, a limit, an error thrown by a handler) closes the connection.
     if (!done) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }
 
-/** The whole body as text. */
-export async function readText(body: ReadableStream<Uint8Array> | null, activity: Activity): Promise<string> {
+/**
+ * The body as text, at most `maxBytes` of it: reading stops there and the
+ * connection is closed (`complete` is then false). Every chunk is activity.
+ */
+export async function readText(
+  body: ReadableStream<Uint8Array> | null,
+  activity: Activity,
+  maxBytes: number,
+): Promise<{ text: string; complete: boolean; bytes: number }> {
   const parts: string[] = [];
-  await readDecoded(body, activity, (text) => {
+  let bytes = 0;
+  let complete = true;
+  await readChunks(body, (text, size) => {
+    activity();
+    bytes += size;
     parts.push(text);
-    return false;
+    if (bytes > maxBytes) complete = false;
+    return !complete;
   });
-  return parts.join("");
+  const text = parts.join("");
+  // Only the first maxBytes count: cut by characters, which never splits one.
+  return { text: complete ? text : sliceBytes(text, maxBytes), complete, bytes };
+}
+
+/** The longest start of `text` that fits in `maxBytes` of UTF-8. */
+function sliceBytes(text: string, maxBytes: number): string {
+  const encoded = Buffer.from(text.slice(0, maxBytes), "utf8");
+  if (encoded.byteLength <= maxBytes) return encoded.toString("utf8");
+  let end = maxBytes;
+  // Step back to the first byte of a character (continuation bytes are 10xxxxxx).
+  while (end > 0 && (encoded[end]! & 0xc0) === 0x80) end--;
+  return encoded.subarray(0, end).toString("utf8");
 }
 
 /**
  * Hands every event of an SSE body to `onEvent`, in order, until the body
  * ends or `onEvent` returns true (a terminal event such as `[DONE]`). An
  * error thrown by `onEvent` stops reading and closes the connection.
+ * Comment lines (`: keep-alive`) are no events and are not handed on. A
+ * server that sends more than `maxPendingBytes` without completing an event
+ * (one event that never ends, a flood of comments) fails with `tooLarge()`.
  */
 export async function readEvents(
   body: ReadableStream<Uint8Array> | null,
-  activity: Activity,
   onEvent: (event: EventSourceMessage) => boolean | undefined,
+  limit: { maxPendingBytes: number; tooLarge: () => Error },
 ): Promise<void> {
   let stop = false;
+  let pending = 0;
   const parser = createParser({
     onEvent: (event) => {
+      pending = 0;
       if (!stop && onEvent(event) === true) stop = true;
     },
   });
-  await readDecoded(body, activity, (text) => {
+  await readChunks(body, (text, bytes) => {
+    pending += bytes;
     parser.feed(text);
+    if (!stop && pending > limit.maxPendingBytes) throw limit.tooLarge();
     return stop;
   });
   // A last event without its closing blank line still counts.

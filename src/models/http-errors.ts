@@ -122,7 +122,8 @@ export function transportError(error: unknown, ctx: TransportContext): Error {
 /** Connection errors that mean nothing is listening there (or the name does not resolve). */
 const UNREACHABLE = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
-function originOf(url: string): string {
+/** Where a request went, without its path or query (which may hold a key). */
+export function originOf(url: string): string {
   try {
     return new URL(url).origin;
   } catch {

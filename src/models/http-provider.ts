@@ -1,6 +1,6 @@
 import type { ModelEntry } from "../config/schema.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
-import { DEFAULT_REQUEST_TIMEOUT_MS, ModelTransport, type TransportOptions, type WireRequest, secretsOf } from "./transport.js";
+import { DEFAULT_MAX_DURATION_MS, DEFAULT_REQUEST_TIMEOUT_MS, ModelTransport, type TransportOptions, type WireRequest, secretsOf } from "./transport.js";
 
 /**
  * What every HTTP adapter shares: one endpoint under the entry's `api_base`
@@ -22,7 +22,8 @@ export abstract class HttpModelProvider implements ModelProvider {
     this.name = entry.model_name;
     this.url = `${(entry.api_base ?? endpoint.defaultBase).replace(/\/+$/, "")}${endpoint.path}`;
     this.stream = entry.stream !== false;
-    this.transport = new ModelTransport(this.name, entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, secretsOf(entry), opts);
+    const timeouts = { idleMs: entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, maxDurationMs: entry.max_duration ?? DEFAULT_MAX_DURATION_MS };
+    this.transport = new ModelTransport(this.name, timeouts, [...secretsOf(entry), ...(opts.secrets ?? [])], opts);
   }
 
   chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {

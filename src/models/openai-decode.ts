@@ -2,10 +2,10 @@ import type { EventSourceMessage } from "eventsource-parser";
 import { z } from "zod";
 import { ModelError } from "../errors.js";
 import type { ResponseAssembler } from "./assembler.js";
-import { isEventStream, readEvents, readText } from "./body.js";
+import { isEventStream, readEvents } from "./body.js";
 import { reportedError } from "./http-errors.js";
 import type { ReadContext } from "./transport.js";
-import { parseJsonText, parseWire } from "./wire-json.js";
+import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js";
 
 /**
  * Reading an OpenAI-compatible chat-completions answer, streamed or whole.
@@ -60,7 +60,7 @@ type MessagePart = z.output<typeof messagePart>;
 /** Reads the answer by its content type: an SSE stream, or one JSON document (also when a server ignores `stream`). */
 export async function readChatCompletion(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   if (isEventStream(response)) return readChatStream(response, out, ctx);
-  const json = parseJsonText(ctx.modelName, await readText(response.body, ctx.activity), "the answer", ctx.secrets);
+  const json = parseJsonText(ctx.modelName, await readWhole(response, ctx), "the answer", ctx.secrets);
   const error = (json as { error?: unknown } | null)?.error;
   if (error && !(json as { choices?: unknown }).choices) {
     throw reportedError(ctx.modelName, parseWire(errorField, error, ctx.modelName, "the error"), ctx.secrets);
@@ -74,20 +74,25 @@ export async function readChatCompletion(response: Response, out: ResponseAssemb
 
 async function readChatStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   let done = false;
-  await readEvents(response.body, ctx.activity, (event: EventSourceMessage) => {
-    const data = event.data.trim();
-    if (data === "[DONE]") return (done = true);
-    if (data === "") return false;
-    const chunk = parseWire(chunkSchema, parseJsonText(ctx.modelName, data, "a stream event", ctx.secrets), ctx.modelName, "a stream event");
-    if (chunk.error) throw reportedError(ctx.modelName, chunk.error, ctx.secrets);
-    for (const choice of chunk.choices ?? []) {
-      if ((choice.index ?? 0) !== 0) continue;
-      if (choice.delta) applyMessage(choice.delta, out);
-      out.finish(choice.finish_reason);
-    }
-    applyUsage(chunk.usage, out);
-    return false;
-  });
+  await readEvents(
+    response.body,
+    (event: EventSourceMessage) => {
+      const data = event.data.trim();
+      if (data === "[DONE]") return (done = true);
+      if (data === "") return false;
+      ctx.activity();
+      const chunk = parseWire(chunkSchema, parseJsonText(ctx.modelName, data, "a stream event", ctx.secrets), ctx.modelName, "a stream event");
+      if (chunk.error) throw reportedError(ctx.modelName, chunk.error, ctx.secrets);
+      for (const choice of chunk.choices ?? []) {
+        if ((choice.index ?? 0) !== 0) continue;
+        if (choice.delta) applyMessage(choice.delta, out);
+        out.finish(choice.finish_reason);
+      }
+      applyUsage(chunk.usage, out);
+      return false;
+    },
+    streamLimit(ctx.modelName),
+  );
   if (!done && !out.finished) {
     throw new ModelError("bad_response", ctx.modelName, "the stream ended before the answer was complete (no finish_reason and no [DONE])");
   }

@@ -2,13 +2,23 @@ import { ModelError, abortReason } from "../errors.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
 import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
-import { detailOf, httpError, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
+import { detailOf, httpError, originOf, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
+import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelDelta, ModelResponse } from "./provider.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, decideRetry, realSleep } from "./retry.js";
 
 export type Fetch = typeof fetch;
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_DURATION_MS = 600_000;
+
+/** The entry's two time limits, in ms. */
+export interface TransportTimeouts {
+  /** How long to wait for the answer to start, and then between two pieces of data (request_timeout). */
+  idleMs: number;
+  /** How long the whole call may take, retries and the waits between them included (max_duration). */
+  maxDurationMs: number;
+}
 
 /** What varies between production and tests: the network, waiting, randomness, call ids. */
 export interface TransportOptions {
@@ -19,15 +29,20 @@ export interface TransportOptions {
   retry?: Partial<RetryPolicy>;
   /** Makes an id for a tool call the server sent without one. */
   callId?: () => string;
-  /** Times request_timeout (default: real timers; tests decide when it runs out). */
+  /** Times request_timeout and max_duration (default: real timers; tests decide when they run out). */
   timer?: Timer;
+  /** Every configured secret, kept out of error messages besides the entry's own key and headers. */
+  secrets?: readonly string[];
 }
 
 /** What an adapter's reader gets besides the response. */
 export interface ReadContext {
   modelName: string;
   secrets: readonly (string | undefined)[];
-  /** Call on every piece received: it restarts the request_timeout timer. */
+  /**
+   * Call on every piece of real data received (an event the answer is made
+   * of, never a keep-alive comment or ping): it restarts the request_timeout timer.
+   */
   activity: Activity;
 }
 
@@ -42,11 +57,12 @@ export interface WireRequest {
 
 /**
  * The HTTP side shared by every adapter: one POST per attempt under the
- * turn's signal and the entry's request_timeout, classified errors that
- * never contain a secret, and bounded retries with backoff and jitter on
- * 429 / 5xx / dropped connections (honouring `retry-after`). Once a piece of
- * the answer has reached the caller, a failure is not retried: the caller
- * would see it twice.
+ * turn's signal, the entry's request_timeout (an idle limit: only real data
+ * restarts it) and its max_duration (a wall-clock limit on the whole call),
+ * classified errors that never contain a secret, and bounded retries with
+ * backoff and jitter on 429 / 5xx / dropped connections (honouring
+ * `retry-after`). Once a piece of the answer has reached the caller, a
+ * failure is not retried: the caller would see it twice.
  */
 export class ModelTransport {
   private readonly fetchImpl: Fetch;
@@ -58,8 +74,7 @@ export class ModelTransport {
 
   constructor(
     readonly modelName: string,
-    /** How long to wait for the answer to start, and then between two pieces of it. */
-    readonly timeoutMs: number,
+    readonly timeouts: TransportTimeouts,
     private readonly secrets: readonly (string | undefined)[],
     opts: TransportOptions = {},
   ) {
@@ -72,6 +87,29 @@ export class ModelTransport {
   }
 
   async send(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    signal.throwIfAborted();
+    const deadline = new TimeLimit(this.timeouts.maxDurationMs, this.timer);
+    const joined = joinSignals([signal, deadline.signal]);
+    try {
+      return await this.sendWithin(wire, joined.signal, onDelta);
+    } catch (error) {
+      if (signal.aborted) throw abortReason(signal);
+      if (deadline.signal.aborted) {
+        throw new ModelError(
+          "timeout",
+          this.modelName,
+          `no complete answer from ${originOf(wire.url)} within ${this.timeouts.maxDurationMs} ms (max_duration); raise max_duration for long answers, or lower max_tokens`,
+        );
+      }
+      throw error;
+    } finally {
+      deadline.stop();
+      joined.dispose();
+    }
+  }
+
+  /** The attempts of one call, all under `signal` (the turn's, joined with max_duration). */
+  private async sendWithin(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     for (let retries = 0; ; retries++) {
       signal.throwIfAborted();
       const out = new ResponseAssembler(this.modelName, onDelta, this.callId);
@@ -92,7 +130,7 @@ export class ModelTransport {
   }
 
   private async attempt(wire: WireRequest, signal: AbortSignal, out: ResponseAssembler): Promise<ModelResponse> {
-    const timer = new IdleTimer(this.timeoutMs, this.timer);
+    const timer = new TimeLimit(this.timeouts.idleMs, this.timer);
     const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: () => timer.restart() };
     const joined = joinSignals([signal, timer.signal]);
     try {
@@ -104,7 +142,8 @@ export class ModelTransport {
       });
       timer.restart();
       if (!response.ok) {
-        const text = await readText(response.body, ctx.activity);
+        // Only the start of an error body is read: a server may send megabytes of it.
+        const { text } = await readText(response.body, ctx.activity, ANSWER_LIMITS.errorBodyBytes);
         throw httpError(this.modelName, response.status, text, this.secrets, retryAfterFromHeaders(response.headers));
       }
       await wire.read(response, out, ctx);
@@ -115,7 +154,7 @@ export class ModelTransport {
         url: wire.url,
         turnSignal: signal,
         timerSignal: timer.signal,
-        timeoutMs: this.timeoutMs,
+        timeoutMs: this.timeouts.idleMs,
         secrets: this.secrets,
       });
     } finally {
@@ -125,8 +164,8 @@ export class ModelTransport {
   }
 }
 
-/** An abort signal that fires after `ms` without activity. */
-class IdleTimer {
+/** An abort signal that fires `ms` after it was made, or after it was last restarted. */
+class TimeLimit {
   private readonly controller = new AbortController();
   private cancel: (() => void) | undefined;
 

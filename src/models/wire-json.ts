@@ -1,7 +1,10 @@
 import type { z } from "zod";
 import { ModelError } from "../errors.js";
 import { describeIssues } from "../validation.js";
+import { readText } from "./body.js";
 import { scrub } from "./http-errors.js";
+import { ANSWER_LIMITS, sizeName } from "./limits.js";
+import type { ReadContext } from "./transport.js";
 
 /**
  * The boundary where provider JSON enters: text that is not JSON, or JSON of
@@ -23,4 +26,30 @@ export function parseWire<S extends z.ZodType>(schema: S, value: unknown, modelN
   if (parsed.success) return parsed.data;
   const problems = describeIssues(parsed.error).slice(0, 3).join("; ");
   throw new ModelError("bad_response", modelName, `${what} is not in the expected format: ${problems}`);
+}
+
+/** A whole (non-streamed) answer's body as text; one over ANSWER_LIMITS.bodyBytes is a bad_response. */
+export async function readWhole(response: Response, ctx: ReadContext): Promise<string> {
+  const { text, complete } = await readText(response.body, ctx.activity, ANSWER_LIMITS.bodyBytes);
+  if (!complete) {
+    throw new ModelError(
+      "bad_response",
+      ctx.modelName,
+      `the answer is over ${sizeName(ANSWER_LIMITS.bodyBytes)}, more than an answer may hold; nothing of it was kept`,
+    );
+  }
+  return text;
+}
+
+/** The bound of a streamed answer: what it may send without completing an event. */
+export function streamLimit(modelName: string): { maxPendingBytes: number; tooLarge: () => Error } {
+  return {
+    maxPendingBytes: ANSWER_LIMITS.bodyBytes,
+    tooLarge: () =>
+      new ModelError(
+        "bad_response",
+        modelName,
+        `the stream sent over ${sizeName(ANSWER_LIMITS.bodyBytes)} without completing an event; nothing of the answer was kept`,
+      ),
+  };
 }

@@ -15,6 +15,7 @@ import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../sess
 import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
+import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
@@ -44,8 +45,12 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
   timer?: Timer;
+  /** Times agents.defaults.turn_timeout_ms (default: real timers). */
+  turnTimer?: Timer;
   ids?: () => string;
   logger?: Logger;
+  /** Scrubs the configured secrets (LoadedConfig.secrets) from every tool result before it reaches the model or the user. */
+  redact?: Redact;
 }
 
 export interface MessageInput {
@@ -112,6 +117,7 @@ export class Runtime {
   private readonly history: HistoryStore;
   private readonly clock: Clock;
   private readonly timer: Timer;
+  private readonly turnTimer: Timer;
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
@@ -143,6 +149,7 @@ export class Runtime {
     this.models = opts.models;
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.timer = opts.timer ?? realTimer;
+    this.turnTimer = opts.turnTimer ?? realTimer;
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
@@ -168,6 +175,7 @@ export class Runtime {
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
       variant: (tool, agent) => this.tools.formFor(tool, agent),
+      ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
     const host = this.host();
@@ -454,6 +462,8 @@ export class Runtime {
         provider: this.models.get(this.modelNameOf(agent)),
         tools: this.policy.toolSet(agent, isSubagentKey(sessionKey)),
         maxIterations: this.config.agents.defaults.max_tool_iterations,
+        timeoutMs: this.config.agents.defaults.turn_timeout_ms,
+        timer: this.turnTimer,
         history: this.history,
         events: this.events,
         deliver,

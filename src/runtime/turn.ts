@@ -1,9 +1,11 @@
 import type { AgentDefinition } from "../agents/agent.js";
 import type { EventBus } from "../feature/events.js";
 import type { Delivery } from "../feature/feature.js";
+import { TurnTimeoutError } from "../errors.js";
 import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import type { HistoryStore } from "../session/history.js";
+import { type Timer, joinSignals } from "../signals.js";
 import type { CallObserver, CallScope, ToolSet } from "../tools/tool-set.js";
 
 export interface TurnInput {
@@ -15,6 +17,9 @@ export interface TurnInput {
   provider: ModelProvider;
   tools: ToolSet;
   maxIterations: number;
+  /** The turn's deadline (agents.defaults.turn_timeout_ms), timed by `timer`. */
+  timeoutMs: number;
+  timer: Timer;
   history: HistoryStore;
   events: EventBus;
   deliver: (delivery: Delivery) => void;
@@ -42,9 +47,22 @@ export function limitReply(max: number): string {
  * One turn: system prompt + history + the new message → model → tools →
  * results → model ... until the model answers with text or the iteration
  * limit is reached. The session's history changes only when the turn ends
- * well: a failed or aborted turn leaves it exactly as it was.
+ * well: a failed or aborted turn leaves it exactly as it was. Past its
+ * deadline the turn is aborted like any other, with a TurnTimeoutError.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
+  const deadline = new AbortController();
+  const cancel = input.timer(input.timeoutMs, () => deadline.abort(new TurnTimeoutError(input.timeoutMs)));
+  const joined = joinSignals([input.signal, deadline.signal]);
+  try {
+    return await loop({ ...input, signal: joined.signal });
+  } finally {
+    cancel();
+    joined.dispose();
+  }
+}
+
+async function loop(input: TurnInput): Promise<TurnResult> {
   const { agent, sessionKey, signal, provider, tools, events } = input;
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
   const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];

@@ -4,6 +4,8 @@ import type { ToolCall, ToolSpec } from "../models/message.js";
 import { joinSignals } from "../signals.js";
 import { describeIssues } from "../validation.js";
 import type { AnyTool } from "./registry.js";
+import { type Redact, noRedaction } from "./redact.js";
+import { DEFAULT_MAX_RESULT_BYTES, capResult } from "./result-size.js";
 import { type ToolResult, toolResult } from "./tool.js";
 import { ToolStates } from "./tool-states.js";
 
@@ -30,6 +32,10 @@ export interface ToolSetOptions {
   timeoutMs?: (tool: AnyTool) => number;
   /** Where `ctx.state` keeps each tool's per-session state. */
   state?: ToolStates;
+  /** The most UTF-8 bytes a result's text keeps (tools.max_result_bytes; default 64 KiB); the rest is cut, with a note. */
+  maxResultBytes?: number;
+  /** Scrubs configured secrets from every result's texts (default: none known). */
+  redact?: Redact;
 }
 
 /** What a tool set hears about each call; the runtime turns it into events. */
@@ -63,12 +69,16 @@ export class ToolSet {
   private readonly now: () => number;
   private readonly timeoutMs: (tool: AnyTool) => number;
   private readonly state: ToolStates;
+  private readonly maxResultBytes: number;
+  private readonly redact: Redact;
 
   constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
     this.now = opts.now ?? Date.now;
     this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
     this.state = opts.state ?? new ToolStates();
+    this.maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.redact = opts.redact ?? noRedaction;
   }
 
   names(): string[] {
@@ -89,13 +99,18 @@ export class ToolSet {
     return this.specCache;
   }
 
+  /**
+   * Runs one call. Whatever it answers (an error included) reaches the model
+   * and the user only through here: without configured secrets, within
+   * maxResultBytes.
+   */
   async execute(call: ToolCall, ctx: CallScope): Promise<ToolResult> {
     const name = call.function.name;
     const tool = this.byName.get(name);
     if (!tool) {
       const available = this.names();
-      return toolResult.error(
-        `tool "${name}" is not available to this agent; ${available.length ? `available tools: ${available.join(", ")}` : "it has no tools"}`,
+      return this.finish(
+        toolResult.error(`tool "${name}" is not available to this agent; ${available.length ? `available tools: ${available.join(", ")}` : "it has no tools"}`),
       );
     }
     ctx.signal.throwIfAborted();
@@ -108,8 +123,17 @@ export class ToolSet {
       if (ctx.signal.aborted) throw abortReason(ctx.signal);
       result = toolResult.error(`tool "${name}" failed: ${messageOf(error)}`);
     }
+    result = this.finish(result);
     ctx.observer?.ended(name, call.id, result, this.now() - started);
     return result;
+  }
+
+  /** A result as it may enter the history: its texts scrubbed of secrets (first, so no cut leaves half of one), then within maxResultBytes. */
+  private finish(result: ToolResult): ToolResult {
+    const forLLM = this.redact(result.forLLM);
+    const forUser = result.forUser === undefined ? undefined : this.redact(result.forUser);
+    const scrubbed = forLLM === result.forLLM && forUser === result.forUser ? result : { ...result, forLLM, ...(forUser === undefined ? {} : { forUser }) };
+    return capResult(scrubbed, this.maxResultBytes);
   }
 
   private async run(tool: AnyTool, call: ToolCall, ctx: CallScope): Promise<ToolResult> {

@@ -47,14 +47,14 @@ export class ManualTimers {
     };
   };
 
-  /** Timers started and neither cancelled nor fired. */
-  pending(): ArmedTimer[] {
-    return this.started.filter((t) => !t.cancelled && !t.fired);
+  /** Timers started and neither cancelled nor fired (only those of `ms` when given). */
+  pending(ms?: number): ArmedTimer[] {
+    return this.started.filter((t) => !t.cancelled && !t.fired && (ms === undefined || t.ms === ms));
   }
 
-  /** Runs out every pending timer; returns how many there were. */
-  fireAll(): number {
-    const due = this.pending();
+  /** Runs out every pending timer (only those of `ms` when given); returns how many there were. */
+  fireAll(ms?: number): number {
+    const due = this.pending(ms);
     for (const t of due) t.fire();
     return due.length;
   }

@@ -8,6 +8,8 @@ import type { Logger } from "../../log.js";
 import { type ToolResult, toolResult } from "../tool.js";
 import type { Backoff } from "./backoff.js";
 import { type Listing, listRemoteTools } from "./listing.js";
+import { formatBytes } from "../result-size.js";
+import { tooLarge, tooLargeMessage } from "./message-size.js";
 import { type McpCallAnswer, mcpResult } from "./result.js";
 import { type TransportContext, openTransport } from "./transport.js";
 
@@ -28,6 +30,8 @@ export interface ConnectionOptions {
   stableMs: number;
   /** Every tool list the server gives: after each start and when it says its tools changed. */
   onListing(listing: Listing): void;
+  /** Scrubs configured secrets from what the server writes on stderr, before it is kept, quoted or logged. */
+  redact: (text: string) => string;
 }
 
 /** One started client: its process (stdio) or HTTP session, and what its stderr said last. */
@@ -131,6 +135,8 @@ export class McpConnection {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return toolResult.error(`${server} did not answer "${tool}" within ${timeout} ms`);
       }
+      const big = error instanceof McpError ? tooLarge(error.data) : undefined;
+      if (big) return toolResult.error(tooLargeMessage(this.name, tool, big.limit, big.bytes));
       if (error instanceof McpError) return toolResult.error(`${server} refused the call of "${tool}": ${messageOf(error)}`);
       if (state.session.kind === "http") {
         // No process tells us an HTTP server went away; a failed request does.
@@ -166,7 +172,13 @@ export class McpConnection {
   private async attempt(): Promise<void> {
     let opened: ReturnType<typeof openTransport>;
     try {
-      opened = openTransport(this.config, this.opts.transport);
+      opened = openTransport(this.config, {
+        ...this.opts.transport,
+        dropped: (bytes) =>
+          this.opts.logger.warn(
+            `MCP server "${this.name}" sent a message of ${formatBytes(bytes)}, over tools.mcp.max_message_bytes, that answered no call; skipped it`,
+          ),
+      });
     } catch (error) {
       throw new StartFailure(`it could not be started: ${messageOf(error)}`, { cause: error });
     }
@@ -219,7 +231,7 @@ export class McpConnection {
   private listen(stderr: Readable, session: Session): void {
     let pending = "";
     const say = (line: string) => {
-      const text = line.trim();
+      const text = this.opts.redact(line.trim());
       if (!text) return;
       const short = text.length > 200 ? `${text.slice(0, 199)}…` : text;
       // The line that says what went wrong beats the last one (Node ends a crash with its version banner).

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { McpServerConfig } from "../../config/schema.js";
 import { messageOf } from "../../errors.js";
 import { type Logger, silentLogger } from "../../log.js";
+import { type Redact, noRedaction } from "../redact.js";
 import type { AnyTool } from "../registry.js";
 import { DEFAULT_TOOL_TIMEOUT_MS } from "../tool-set.js";
 import { Backoff, type BackoffOptions } from "./backoff.js";
@@ -17,6 +18,10 @@ export interface McpHubOptions {
   baseDir?: string;
   /** The gateway's environment, given to every stdio server under its own `env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The most one message from a server may hold (tools.mcp.max_message_bytes; default 8 MiB). */
+  maxMessageBytes?: number;
+  /** Scrubs configured secrets from what servers write on stderr (kept for error messages and logged). */
+  redact?: Redact;
   clock?: { now(): number };
   /** Waits between restarts; must end (resolve or reject) when `signal` aborts. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -84,13 +89,18 @@ export class McpHub {
       this.connections.push(
         new McpConnection(name, config, {
           logger: this.logger,
-          transport: { ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}), ...(opts.env ? { env: opts.env } : {}) },
+          transport: {
+            ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}),
+            ...(opts.env ? { env: opts.env } : {}),
+            ...(opts.maxMessageBytes !== undefined ? { maxMessageBytes: opts.maxMessageBytes } : {}),
+          },
           clock: opts.clock ?? { now: () => Date.now() },
           sleep: opts.sleep ?? ((ms, signal) => sleep(ms, undefined, { signal })),
           backoff: new Backoff({ ...backoff, ...(opts.random ? { random: opts.random } : {}) }),
           startTimeoutMs: opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
           stableMs: backoff.maxMs ?? 30_000,
           onListing: (listing) => this.listed(name, listing),
+          redact: opts.redact ?? noRedaction,
         }),
       );
     }

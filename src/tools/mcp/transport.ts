@@ -5,14 +5,26 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../../config/schema.js";
+import { limitedFetch } from "./http-fetch.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "./message-size.js";
+import { BoundedReadBuffer } from "./stdio-buffer.js";
 
 /**
  * The SDK's client calls `close()` on a failed start without waiting for it;
  * a second caller must wait for that same close (which ends the child
  * process), not return at once. So every close after the first shares it.
+ * Its read buffer is ours: a message over the limit fails its own request
+ * instead of the connection (see message-size.ts).
  */
 class StdioTransport extends StdioClientTransport {
   private closing: Promise<void> | undefined;
+
+  constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], buffer: BoundedReadBuffer) {
+    super(params);
+    const inside = this as unknown as { _readBuffer?: unknown };
+    if (!("_readBuffer" in inside)) throw new Error("the MCP SDK's stdio transport has no _readBuffer any more; update src/tools/mcp/transport.ts");
+    inside._readBuffer = buffer;
+  }
 
   override close(): Promise<void> {
     this.closing ??= super.close();
@@ -41,12 +53,21 @@ export interface TransportContext {
   baseDir?: string;
   /** The gateway's environment, under the server's own `env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The most one message from the server may hold (tools.mcp.max_message_bytes). */
+  maxMessageBytes?: number;
+  /** Hears of a message over the limit that answered no request (it was skipped). */
+  dropped?: (bytes: number) => void;
 }
 
 /** A new, unstarted transport for one server (a fresh one for each start). */
 export function openTransport(config: McpServerConfig, ctx: TransportContext): OpenedTransport {
+  const maxBytes = ctx.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const dropped = ctx.dropped ?? (() => {});
   if (config.url !== undefined) {
-    const transport = new HttpTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {});
+    const transport = new HttpTransport(new URL(config.url), {
+      fetch: limitedFetch(maxBytes, dropped),
+      ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
+    });
     return { transport, kind: "http", stderr: null };
   }
   if (config.command === undefined) throw new TypeError('an MCP server needs "command" or "url"');
@@ -56,12 +77,15 @@ export function openTransport(config: McpServerConfig, ctx: TransportContext): O
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(ctx.env ?? {})) if (value !== undefined) env[key] = value;
   Object.assign(env, config.env);
-  const transport = new StdioTransport({
-    command: config.command,
-    args: config.args ?? [],
-    env,
-    ...(cwd !== undefined ? { cwd } : {}),
-    stderr: "pipe",
-  });
+  const transport = new StdioTransport(
+    {
+      command: config.command,
+      args: config.args ?? [],
+      env,
+      ...(cwd !== undefined ? { cwd } : {}),
+      stderr: "pipe",
+    },
+    new BoundedReadBuffer(maxBytes, dropped),
+  );
   return { transport, kind: "stdio", stderr: transport.stderr as Readable | null };
 }

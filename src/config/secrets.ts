@@ -1,0 +1,115 @@
+import type { Config } from "./schema.js";
+
+/**
+ * Which values of a loaded config are secrets, found by where they came
+ * from and by their place in the config, never only by a key's name:
+ *
+ * - every value a `${VAR}` was replaced with (from the environment or a `.env`);
+ * - every `.env` value whose variable is named like a secret (`OPENAI_API_KEY`,
+ *   `DB_PASSWORD`, `MCP_TOKEN`...);
+ * - `PICOCLAW_GATEWAY_TOKEN`;
+ * - what the file holds in the places secrets go: any `api_key`, `token`,
+ *   `password` or `secret` (the gateway's token, a channel's bot token),
+ *   header values named like secrets (or `Bearer`/`Basic` credentials), an
+ *   MCP server's environment entries named like secrets, a URL's password
+ *   and secret-named query parameters, `--password=x` / `--api-key x` style
+ *   arguments, and `extra_body` values under secret-named keys.
+ *
+ * `config check` masks them wherever they appear; tool results, MCP server
+ * stderr and the log are scrubbed of them.
+ */
+
+/** A name that says its value is a secret (a header, a variable, a query parameter, a flag, a body key). */
+export const SECRET_NAME = /auth|key|token|secret|cookie|pass|credential|signature/i;
+
+/** Credentials written with their scheme: the part after it is the secret. */
+const CREDENTIAL = /^\s*(?:Bearer|Basic|Token)\s+(\S+)\s*$/i;
+
+export interface SecretSources {
+  /** Values `${VAR}` was replaced with. */
+  substituted: Iterable<string>;
+  /** Entries of the `.env` files read. */
+  dotenv: Readonly<Record<string, string>>;
+  /** Values environment overrides set that are secrets (the gateway token). */
+  overrides: Iterable<string>;
+}
+
+export function collectSecrets(config: Config, sources: SecretSources): Set<string> {
+  const found = new Set<string>();
+  const add = (value: unknown) => {
+    if (typeof value === "string" && value !== "") found.add(value);
+  };
+  for (const value of sources.substituted) add(value);
+  for (const [name, value] of Object.entries(sources.dotenv)) if (SECRET_NAME.test(name)) add(value);
+  for (const value of sources.overrides) add(value);
+
+  keyedSecrets(config, add);
+  for (const entry of config.model_list) {
+    headerSecrets(entry.custom_headers, add);
+    urlSecrets(entry.api_base, add);
+    bodySecrets(entry.extra_body, false, add);
+  }
+  for (const server of Object.values(config.tools.mcp.servers)) {
+    headerSecrets(server.headers, add);
+    urlSecrets(server.url, add);
+    for (const [name, value] of Object.entries(server.env ?? {})) if (SECRET_NAME.test(name)) add(value);
+    argumentSecrets(server.args ?? [], add);
+  }
+  return found;
+}
+
+/** Keys whose string value is a secret wherever they stand (`gateway.token`, `model_list[].api_key`, a channel's `token`). */
+const SECRET_KEY = /^(?:api_key|token|password|secret)$/;
+
+function keyedSecrets(value: unknown, add: (value: unknown) => void): void {
+  if (Array.isArray(value)) for (const item of value) keyedSecrets(item, add);
+  else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (SECRET_KEY.test(key) && typeof item === "string") add(item);
+      else keyedSecrets(item, add);
+    }
+  }
+}
+
+function headerSecrets(headers: Readonly<Record<string, string>> | undefined, add: (value: string) => void): void {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (SECRET_NAME.test(name)) add(value);
+    const credential = CREDENTIAL.exec(value)?.[1];
+    if (credential) add(credential);
+  }
+}
+
+function urlSecrets(text: string | undefined, add: (value: string) => void): void {
+  if (text === undefined || !URL.canParse(text)) return;
+  const url = new URL(text);
+  if (url.password) {
+    add(url.password);
+    try {
+      add(decodeURIComponent(url.password));
+    } catch {
+      // not percent-encoded text: the raw form is the secret
+    }
+  }
+  for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name)) add(value);
+}
+
+/** `--password=x`, `--api-key x`, `-token=x`: the value of a flag named like a secret. */
+function argumentSecrets(args: readonly string[], add: (value: string) => void): void {
+  args.forEach((arg, i) => {
+    const flag = /^--?([A-Za-z][\w.-]*)(?:=(.*))?$/s.exec(arg);
+    if (!flag || !SECRET_NAME.test(flag[1]!)) return;
+    if (flag[2] !== undefined) add(flag[2]);
+    else if (i + 1 < args.length && !args[i + 1]!.startsWith("-")) add(args[i + 1]!);
+  });
+}
+
+/** String values under secret-named keys, at any depth. */
+function bodySecrets(value: unknown, secret: boolean, add: (value: string) => void): void {
+  if (typeof value === "string") {
+    if (secret) add(value);
+  } else if (Array.isArray(value)) {
+    for (const item of value) bodySecrets(item, secret, add);
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) bodySecrets(item, secret || SECRET_NAME.test(key), add);
+  }
+}
