@@ -8,15 +8,15 @@ export { configSchema, type Config, type ModelEntry } from "./config/schema.js";
 export { bootstrap, prepare, type Bootstrapped, type BootstrapOptions, type BuiltinFeatures } from "./bootstrap.js";
 export { createApp, type AppOptions } from "./gateway/app.js";
 export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway/server.js";
-export {
-  Runtime,
-  type RuntimeOptions,
-  type MessageInput,
-  type MessageOutcome,
-  type ModelSource,
-  type ToolOverview,
-  type RuntimeStats,
-} from "./runtime/runtime.js";
+export { Runtime } from "./runtime/runtime.js";
+export type {
+  RuntimeOptions,
+  MessageInput,
+  MessageOutcome,
+  ModelSource,
+  ToolOverview,
+  RuntimeStats,
+} from "./runtime/options.js";
 export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
 export type { Command, CommandContext } from "./feature/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";

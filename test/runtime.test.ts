@@ -4,7 +4,8 @@ import { readAgent } from "../src/agents/catalog.js";
 import { configSchema } from "../src/config/schema.js";
 import { AbortedError, ModelError } from "../src/errors.js";
 import type { RuntimeEvents } from "../src/feature/events.js";
-import { Runtime, STOPPED_REPLY } from "../src/runtime/runtime.js";
+import { STOPPED_REPLY } from "../src/runtime/options.js";
+import { Runtime } from "../src/runtime/runtime.js";
 import { ControlledModel, single } from "./support/controlled-model.js";
 import { testTools } from "./support/tools.js";
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { EventName, RuntimeEvents } from "../src/feature/events.js";
-import { STOPPED_REPLY } from "../src/runtime/runtime.js";
+import { STOPPED_REPLY } from "../src/runtime/options.js";
 import { defineTool, toolResult } from "../src/tools/tool.js";
 import { type Harness, harness, jsonOf } from "./support/project.js";
 import { sseReader } from "./support/sse.js";

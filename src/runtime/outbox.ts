@@ -72,6 +72,21 @@ export class Outbox {
     set.add(subscription);
     return subscription;
   }
+  /**
+   * Calls `subscriber` with what reaches the session, fed from a bounded
+   * queue as an event stream is (a feature's subscription: a chat channel).
+   * Returns the function that stops it.
+   */
+  feed(sessionKey: string, subscriber: (item: OutboxItem) => void): () => void {
+    const subscription = this.subscribe(sessionKey);
+    void (async () => {
+      while (!subscription.ended) {
+        await subscription.changed();
+        for (let item = subscription.take(); item; item = subscription.take()) subscriber(item);
+      }
+    })();
+    return () => subscription.close();
+  }
 
   /** Whether a stream is open for the session. */
   watched(sessionKey: string): boolean {

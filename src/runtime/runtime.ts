@@ -2,104 +2,27 @@ import { nanoid } from "nanoid";
 import type { AgentDefinition } from "../agents/agent.js";
 import { type AgentSummary, agentSummaries, agentWarnings } from "../agents/overview.js";
 import { ToolPolicy } from "../agents/policy.js";
-import type { ToolSwitch } from "../config/env.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { EventBus, type EventName, type Listener } from "../feature/events.js";
-import type { Clock, Delivery, Feature, FeatureHost } from "../feature/feature.js";
+import type { Clock, Delivery, FeatureHost } from "../feature/feature.js";
 import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
-import type { ModelProvider } from "../models/provider.js";
 import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
-import { CHAT_ID, agentOfKey, isSubagentKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
+import { CHAT_ID, agentOfKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
-import type { Redact } from "../tools/redact.js";
-import type { AnyTool } from "../tools/registry.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { BackgroundTurns } from "./background-turns.js";
 import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
-import { ToolCatalog } from "./tool-catalog.js";
-import { runTurn } from "./turn.js";
-
-/** Where providers come from (the model catalog, or a fake in tests). */
-export interface ModelSource {
-  get(modelName: string): ModelProvider;
-}
-
-export interface RuntimeOptions {
-  config: Config;
-  agents: ReadonlyMap<string, AgentDefinition>;
-  models: ModelSource;
-  /** What plugs into the runtime (todo, subagents, plugins, MCP...), set up in this order. */
-  features?: readonly Feature[];
-  /** Loose tools of the embedding program (tests, embedders), besides the features' own. */
-  tools?: Iterable<AnyTool>;
-  history?: HistoryStore;
-  /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
-  toolSwitches?: readonly ToolSwitch[];
-  clock?: Clock;
-  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
-  timer?: Timer;
-  /** Times agents.defaults.turn_timeout_ms (default: real timers). */
-  turnTimer?: Timer;
-  ids?: () => string;
-  logger?: Logger;
-  /** Scrubs the configured secrets (LoadedConfig.secrets) from every tool result before it reaches the model or the user. */
-  redact?: Redact;
-}
-
-export interface MessageInput {
-  agentId: string;
-  channel: string;
-  chatId: string;
-  text: string;
-  signal?: AbortSignal;
-}
-
-export interface MessageOutcome {
-  agentId: string;
-  sessionKey: string;
-  reply: string;
-  delivered: Delivery[];
-  /**
-   * Deliveries kept for the session while nobody watched (a background
-   * turn's answer), handed out with this answer, once. Empty after `/clear`,
-   * which drops them.
-   */
-  earlier: Delivery[];
-  /** `/stop` ended this message before it was answered: `reply` says so, and nothing of it was kept. */
-  stopped?: true;
-}
-
-/** The reply to a message that `/stop` ended. */
-export const STOPPED_REPLY = "Stopped by /stop before it was answered; this message is not kept in the history.";
-
-/** Entries the runtime holds, by kind. */
-export interface RuntimeStats {
-  /** Sessions with a history in memory. */
-  sessions: number;
-  /** Bytes of history in memory (UTF-8 bytes of the messages' JSON). */
-  historyBytes: number;
-  /** (agent, session) entries of tools' `ctx.state`. */
-  toolStates: number;
-  notes: number;
-  locks: number;
-  stopSwitches: number;
-  runningTurns: number;
-  inflight: number;
-}
-
-/** A tool as `picoclaw agents` lists it. */
-export interface ToolOverview {
-  name: string;
-  origin: string;
-  enabled: boolean;
-}
+import { FeatureSet } from "./feature-set.js";
+import { type MessageInput, type MessageOutcome, type RuntimeOptions, type RuntimeStats, STOPPED_REPLY, type ToolOverview } from "./options.js";
+import { TurnRunner } from "./turn-runner.js";
+import { Work } from "./work.js";
 
 /**
  * The provider-free core: agents, models, sessions, turns, slash commands.
@@ -112,44 +35,33 @@ export class Runtime {
   private readonly events: EventBus;
   private readonly lifecycle = new SessionLifecycle();
   private readonly commands = new CommandRegistry();
-  private readonly tools: ToolCatalog;
+  private readonly features = new FeatureSet();
   private readonly policy: ToolPolicy;
   private readonly history: HistoryStore;
   private readonly clock: Clock;
   private readonly timer: Timer;
-  private readonly turnTimer: Timer;
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
   private readonly outbox: Outbox;
-  private readonly models: ModelSource;
   private readonly locks = new KeyedLocks();
   private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
-  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly work = new Work();
   /** Background turns asked for and not yet ended: a clear drops them. */
   private readonly background = new BackgroundTurns();
-  /** Turns running now, by session key (sub-turns included). */
-  private readonly running = new Map<string, number>();
   /** Notes for an agent's next turn in a session, given once. */
   private readonly notes = new SessionState<string>();
   private readonly toolStates = new ToolStates();
-  private readonly featureRoutes: FeatureRoute[] = [];
   private readonly warnings: string[] = [];
+  private readonly turns: TurnRunner;
   private closing = false;
-  private readonly closers: (() => Promise<void> | void)[] = [];
-  /** Features that take input from outside (chat channels): started with the gateway, stopped first on close. */
-  private readonly starters: { name: string; start: () => Promise<void> | void }[] = [];
-  private readonly stoppers: (() => Promise<void> | void)[] = [];
-  private started = false;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
     this.agents = opts.agents;
-    this.models = opts.models;
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.timer = opts.timer ?? realTimer;
-    this.turnTimer = opts.turnTimer ?? realTimer;
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
@@ -167,30 +79,33 @@ export class Runtime {
       overflowed: (key, items, bytes) =>
         this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
     });
-    this.tools = new ToolCatalog();
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
-    this.policy = new ToolPolicy(this.tools.registry, this.config.tools, {
+    this.policy = new ToolPolicy(this.features.tools.registry, this.config.tools, {
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
-      variant: (tool, agent) => this.tools.formFor(tool, agent),
+      variant: (tool, agent) => this.features.tools.formFor(tool, agent),
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
-    const host = this.host();
-    for (const feature of opts.features ?? []) {
-      const parts = feature.setup(host);
-      this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
-      for (const command of parts.commands ?? []) this.commands.add(command);
-      for (const owner of parts.sessionState ?? []) this.lifecycle.register(owner);
-      this.featureRoutes.push(...(parts.routes ?? []));
-      this.warnings.push(...(parts.warnings ?? []));
-      if (parts.close) this.closers.push(parts.close.bind(parts));
-      if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
-      if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
-    }
-    this.tools.addAll([...(opts.tools ?? [])], () => "the embedding program");
+    this.turns = new TurnRunner({
+      config: this.config,
+      events: this.events,
+      history: this.history,
+      models: opts.models,
+      policy: this.policy,
+      notes: this.notes,
+      work: this.work,
+      clock: this.clock,
+      turnTimer: opts.turnTimer ?? realTimer,
+      ids: this.ids,
+      modelNameOf: (agent) => this.modelNameOf(agent),
+    });
+    this.features.install(opts.features ?? [], this.host(), [...(opts.tools ?? [])]);
+    for (const command of this.features.commands) this.commands.add(command);
+    for (const owner of this.features.sessionState) this.lifecycle.register(owner);
+    this.warnings.push(...this.features.warnings);
     this.commands.add(clearCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
     this.commands.add(newCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
@@ -212,7 +127,7 @@ export class Runtime {
       agent: (agentId) => this.agent(agentId),
       hasTool: (agentId, tool) => this.policy.toolSet(this.agent(agentId)).has(tool),
       noteForNextTurn: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
-      runTurn: (agent, sessionKey, text, signal) => this.locks.run(sessionKey, () => this.turn(agent, sessionKey, text, signal, () => {})),
+      runTurn: (agent, sessionKey, text, signal) => this.locks.run(sessionKey, () => this.turns.run(agent, sessionKey, text, signal, () => {})),
       runBackgroundTurn: (agent, sessionKey, text) => this.backgroundTurn(agent, sessionKey, text),
       deliverLater: (agentId, sessionKey, delivery) => this.deliverLater(agentId, sessionKey, delivery),
       notify: (sessionKey, event, data) => this.outbox.publish(sessionKey, { type: "notice", event, data }),
@@ -220,25 +135,11 @@ export class Runtime {
       track: (work) => this.track(work),
       releaseSession: (sessionKey) => this.lifecycle.clear(sessionKey, "release"),
       addTools: (tools, origin) => {
-        for (const tool of tools) {
-          const clash = this.tools.originOf(tool.name);
-          if (clash) this.logger.warn(`${origin}: its tool "${tool.name}" clashes with the tool of that name from ${clash}; skipped`);
-          else this.tools.addAll([tool], () => origin);
-        }
+        for (const clash of this.features.addLate(tools, origin)) this.logger.warn(clash);
         this.policy.refresh();
       },
       handleMessage: (input) => this.handleMessage(input),
-      subscribe: (sessionKey, subscriber) => {
-        // A feature's subscriber is fed from its own bounded queue, as an event stream is.
-        const subscription = this.outbox.subscribe(sessionKey);
-        void (async () => {
-          while (!subscription.ended) {
-            await subscription.changed();
-            for (let item = subscription.take(); item; item = subscription.take()) subscriber(item);
-          }
-        })();
-        return () => subscription.close();
-      },
+      subscribe: (sessionKey, subscriber) => this.outbox.feed(sessionKey, subscriber),
     };
   }
 
@@ -248,10 +149,7 @@ export class Runtime {
    * others running: its failure comes back as a warning naming it.
    */
   async start(): Promise<string[]> {
-    if (this.started || this.closing) return [];
-    this.started = true;
-    const results = await Promise.allSettled(this.starters.map(async ({ start }) => start()));
-    return results.flatMap((result, i) => (result.status === "rejected" ? [`${this.starters[i]!.name} did not start: ${messageOf(result.reason)}`] : []));
+    return this.closing ? [] : this.features.start();
   }
 
   /** Warnings worth printing at start-up (features', and unknown tools, models or agents named by config and AGENT.md files). */
@@ -284,12 +182,13 @@ export class Runtime {
 
   /** Every tool the gateway has, where it came from and whether config switches it on. */
   toolOverview(): ToolOverview[] {
-    return this.tools.registry.all().map((tool) => ({ name: tool.name, origin: this.tools.originOf(tool.name)!, enabled: this.policy.isEnabled(tool) }));
+    const { tools } = this.features;
+    return tools.registry.all().map((tool) => ({ name: tool.name, origin: tools.originOf(tool.name)!, enabled: this.policy.isEnabled(tool) }));
   }
 
   /** HTTP routes the features add (the gateway mounts them). */
   routes(): readonly FeatureRoute[] {
-    return this.featureRoutes;
+    return this.features.routes;
   }
 
   /** Listens to the runtime's events (logs, embedders); returns the function that stops listening. */
@@ -324,8 +223,7 @@ export class Runtime {
    * subagents were running below it.
    */
   private async clearNow(sessionKey: string): Promise<number> {
-    let subagents = 0;
-    for (const key of this.running.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) subagents++;
+    const subagents = this.work.runningBelow(sessionKey);
     this.background.drop(sessionKey, new AbortedError("the session was cleared"));
     try {
       await this.lifecycle.clear(sessionKey, "clear");
@@ -340,8 +238,7 @@ export class Runtime {
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
   stop(sessionKey: string): { stopped: boolean; subagents: number } {
-    let subagents = 0;
-    for (const key of this.running.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) subagents++;
+    const subagents = this.work.runningBelow(sessionKey);
     return { stopped: this.stops.stop(rootKey(sessionKey)), subagents };
   }
 
@@ -376,7 +273,7 @@ export class Runtime {
       if (matched) {
         reply = await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal });
         deliver({ from: "command", text: reply });
-      } else reply = await this.turn(agent, sessionKey, input.text, signal, deliver);
+      } else reply = await this.turns.run(agent, sessionKey, input.text, signal, deliver);
       // Taken while the message still holds the session: after /clear (which dropped them) there are none.
       return { reply, earlier: this.outbox.drain(sessionKey) };
     };
@@ -424,7 +321,7 @@ export class Runtime {
     const task = this.locks
       .run(sessionKey, async () => {
         signals.signal.throwIfAborted();
-        return this.turn(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+        return this.turns.run(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
       })
       .finally(() => {
         cleared.done();
@@ -436,56 +333,7 @@ export class Runtime {
   }
 
   private track(task: Promise<unknown>): void {
-    this.inflight.add(task);
-    const forget = () => this.inflight.delete(task);
-    task.then(forget, forget);
-  }
-
-  private async turn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal, deliver: (d: Delivery) => void): Promise<string> {
-    const turnId = this.ids();
-    const started = this.clock.now();
-    const scope = { agentId: agent.id, sessionKey, turnId };
-    this.running.set(sessionKey, (this.running.get(sessionKey) ?? 0) + 1);
-    this.events.emit("turn.start", { ...scope, text });
-    const note = this.notes.get(agent.id, sessionKey);
-    let release: (() => void) | undefined;
-    try {
-      // Held while the turn runs: a session in use is never evicted.
-      release = await this.history.hold(sessionKey);
-      const result = await runTurn({
-        ...(note === undefined ? {} : { note }),
-        turnId,
-        agent,
-        sessionKey,
-        text,
-        signal,
-        provider: this.models.get(this.modelNameOf(agent)),
-        tools: this.policy.toolSet(agent, isSubagentKey(sessionKey)),
-        maxIterations: this.config.agents.defaults.max_tool_iterations,
-        timeoutMs: this.config.agents.defaults.turn_timeout_ms,
-        timer: this.turnTimer,
-        history: this.history,
-        events: this.events,
-        deliver,
-        now: () => this.clock.now(),
-      });
-      if (note !== undefined && this.notes.get(agent.id, sessionKey) === note) this.notes.delete(agent.id, sessionKey);
-      this.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: this.clock.now() - started });
-      return result.reply;
-    } catch (error) {
-      this.events.emit("turn.end", {
-        ...scope,
-        outcome: signal.aborted ? "aborted" : "error",
-        durationMs: this.clock.now() - started,
-        error: messageOf(error),
-      });
-      throw error;
-    } finally {
-      release?.();
-      const left = this.running.get(sessionKey)! - 1;
-      if (left === 0) this.running.delete(sessionKey);
-      else this.running.set(sessionKey, left);
-    }
+    this.work.track(task);
   }
 
   /** Aborts when the runtime shuts down (long-lived streams end with it). */
@@ -517,14 +365,14 @@ export class Runtime {
       notes: this.notes.size,
       locks: this.locks.size,
       stopSwitches: this.stops.size,
-      runningTurns: this.running.size,
-      inflight: this.inflight.size,
+      runningTurns: this.work.runningCount,
+      inflight: this.work.inflightCount,
     };
   }
 
   /** Resolves once nothing is running or waiting (for one-shot commands that must not cut off background work). */
   async idle(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.work.idle();
   }
 
   /**
@@ -534,9 +382,9 @@ export class Runtime {
    * features.
    */
   async close(graceMs = 5000): Promise<void> {
-    await Promise.allSettled(this.stoppers.splice(0).map(async (stop) => stop()));
+    await this.features.stopInput();
     this.closing = true;
-    const pending = [...this.inflight];
+    const pending = this.work.pending();
     if (pending.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
@@ -545,6 +393,6 @@ export class Runtime {
     }
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
     await this.idle();
-    await Promise.allSettled(this.closers.splice(0).map((close) => close()));
+    await this.features.close();
   }
 }

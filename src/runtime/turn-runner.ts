@@ -1,0 +1,85 @@
+import type { AgentDefinition } from "../agents/agent.js";
+import type { ToolPolicy } from "../agents/policy.js";
+import type { Config } from "../config/schema.js";
+import { messageOf } from "../errors.js";
+import type { EventBus } from "../feature/events.js";
+import type { Clock, Delivery } from "../feature/feature.js";
+import type { HistoryStore } from "../session/history.js";
+import { isSubagentKey } from "../session/key.js";
+import type { SessionState } from "../session/state.js";
+import type { Timer } from "../signals.js";
+import type { ModelSource } from "./options.js";
+import { runTurn } from "./turn.js";
+import type { Work } from "./work.js";
+
+/** What a turn needs from the runtime. */
+export interface TurnDeps {
+  config: Config;
+  events: EventBus;
+  history: HistoryStore;
+  models: ModelSource;
+  policy: ToolPolicy;
+  /** One-turn notes (the user changed the plan): given to the next turn, then forgotten. */
+  notes: SessionState<string>;
+  work: Work;
+  clock: Clock;
+  turnTimer: Timer;
+  ids: () => string;
+  modelNameOf(agent: AgentDefinition): string;
+}
+
+/**
+ * One turn of an agent on a session, with what surrounds the loop: its id
+ * and events, the session's history held (never evicted mid-turn), the
+ * agent's model and tool set (a subagent's without user-only tools), the
+ * one-turn note, the turn deadline, and the count of turns running.
+ */
+export class TurnRunner {
+  constructor(private readonly deps: TurnDeps) {}
+
+  async run(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal, deliver: (d: Delivery) => void): Promise<string> {
+    const { deps } = this;
+    const turnId = deps.ids();
+    const started = deps.clock.now();
+    const scope = { agentId: agent.id, sessionKey, turnId };
+    const ended = deps.work.enter(sessionKey);
+    deps.events.emit("turn.start", { ...scope, text });
+    const note = deps.notes.get(agent.id, sessionKey);
+    let release: (() => void) | undefined;
+    try {
+      // Held while the turn runs: a session in use is never evicted.
+      release = await deps.history.hold(sessionKey);
+      const result = await runTurn({
+        ...(note === undefined ? {} : { note }),
+        turnId,
+        agent,
+        sessionKey,
+        text,
+        signal,
+        provider: deps.models.get(deps.modelNameOf(agent)),
+        tools: deps.policy.toolSet(agent, isSubagentKey(sessionKey)),
+        maxIterations: deps.config.agents.defaults.max_tool_iterations,
+        timeoutMs: deps.config.agents.defaults.turn_timeout_ms,
+        timer: deps.turnTimer,
+        history: deps.history,
+        events: deps.events,
+        deliver,
+        now: () => deps.clock.now(),
+      });
+      if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);
+      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started });
+      return result.reply;
+    } catch (error) {
+      deps.events.emit("turn.end", {
+        ...scope,
+        outcome: signal.aborted ? "aborted" : "error",
+        durationMs: deps.clock.now() - started,
+        error: messageOf(error),
+      });
+      throw error;
+    } finally {
+      release?.();
+      ended();
+    }
+  }
+}
