@@ -3,11 +3,14 @@ import type { ToolSwitch } from "../config/env.js";
 import type { Config } from "../config/schema.js";
 import type { Clock, Delivery, Feature } from "../feature/feature.js";
 import type { Logger } from "../log.js";
+import type { ChatMessage } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import type { HistoryStore } from "../session/history.js";
 import type { Timer } from "../signals.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
+import type { MessageObserver } from "./message-stream.js";
+import type { TokenUsage } from "./usage.js";
 
 /** What a runtime is made of, what a message is and what it gets back. */
 
@@ -44,6 +47,27 @@ export interface MessageInput {
   chatId: string;
   text: string;
   signal?: AbortSignal;
+  /** Told the message's events as they happen (see `MessageEvent`), until it settles. */
+  onEvent?: MessageObserver;
+}
+
+/**
+ * One message of a conversation the client keeps itself (a stateless
+ * OpenAI-style request): `history` is the conversation before it, `system`
+ * what the client adds to the agent's own prompt (after it). It runs under a
+ * session key of its own, made for it, whose history and per-session state
+ * are released when it ends.
+ */
+export interface ConversationInput {
+  agentId: string;
+  /** The channel part of the key it runs under (`openai`). */
+  channel: string;
+  /** User and assistant messages before the new one, oldest first. */
+  history: readonly ChatMessage[];
+  system?: readonly string[];
+  text: string;
+  signal?: AbortSignal;
+  onEvent?: MessageObserver;
 }
 
 export interface MessageOutcome {
@@ -59,6 +83,10 @@ export interface MessageOutcome {
   earlier: Delivery[];
   /** `/stop` ended this message before it was answered: `reply` says so, and nothing of it was kept. */
   stopped?: true;
+  /** Tokens of the turn's own model calls, summed, when the provider reported any. */
+  usage?: TokenUsage;
+  /** The reply was cut short by a limit (the model's max_tokens, or max_tool_iterations), and says so. */
+  truncated?: true;
 }
 
 /** The reply to a message that `/stop` ended. */

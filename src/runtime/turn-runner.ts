@@ -9,7 +9,7 @@ import { isSubagentKey } from "../session/key.js";
 import type { SessionState } from "../session/state.js";
 import type { Timer } from "../signals.js";
 import type { ModelSource } from "./options.js";
-import { runTurn } from "./turn.js";
+import { type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
 
 /** What a turn needs from the runtime. */
@@ -37,7 +37,19 @@ export interface TurnDeps {
 export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
-  async run(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal, deliver: (d: Delivery) => void): Promise<string> {
+  /**
+   * `oneTurn`: the session lives for this turn only (a one-message
+   * conversation), so it gets the tools a subagent gets: none whose result
+   * could arrive after it ended (`spawn`).
+   */
+  async run(
+    agent: AgentDefinition,
+    sessionKey: string,
+    text: string,
+    signal: AbortSignal,
+    deliver: (d: Delivery) => void,
+    oneTurn = false,
+  ): Promise<TurnResult> {
     const { deps } = this;
     const turnId = deps.ids();
     const started = deps.clock.now();
@@ -57,7 +69,7 @@ export class TurnRunner {
         text,
         signal,
         provider: deps.models.get(deps.modelNameOf(agent)),
-        tools: deps.policy.toolSet(agent, isSubagentKey(sessionKey)),
+        tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),
         maxIterations: deps.config.agents.defaults.max_tool_iterations,
         timeoutMs: deps.config.agents.defaults.turn_timeout_ms,
         timer: deps.turnTimer,
@@ -67,8 +79,9 @@ export class TurnRunner {
         now: () => deps.clock.now(),
       });
       if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);
-      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started });
-      return result.reply;
+      const usage = result.usage ? { usage: result.usage } : {};
+      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started, ...usage });
+      return result;
     } catch (error) {
       deps.events.emit("turn.end", {
         ...scope,
