@@ -11,12 +11,13 @@ import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
-import { errorBody, statusOf } from "./errors.js";
+import { errorAnswer, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
 import { originGuard } from "./origin.js";
 import { refuse } from "./refusal.js";
+import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 
@@ -64,12 +65,12 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     if (error instanceof PicoclawError) {
       const status = statusOf(error.code);
       if (status >= 500) logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
-      return c.json(errorBody(error.code, error.message), status);
+      return errorAnswer(c, status, error.code, error.message);
     }
     logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
-    return c.json(errorBody("internal", "internal error; see the gateway log"), 500);
+    return errorAnswer(c, 500, "internal", "internal error; see the gateway log");
   });
-  app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) => errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`));
 
   // Who may ask, before anything runs (README, "Security and limits"): every route, /health too.
   const token = opts.token ?? "";
@@ -119,6 +120,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/v1/sessions/:key/history", (c) => historyPage(c, runtime, sessionOf(c.req.param("key"))));
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
+
+  mountOpenAi(app, runtime, streams);
 
   mountFeatureRoutes(app, runtime.routes());
 
