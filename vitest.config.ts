@@ -44,6 +44,7 @@ const PROCESS_TESTS = [
   "test/sdk-conformance.test.ts",
   "test/server.test.ts",
   "test/server-limits.test.ts",
+  "test/streaming-server.test.ts",
   "test/subagents-gateway.test.ts",
   "test/todo-gateway.test.ts",
   "test/todo-phases-gateway.test.ts",

@@ -104,6 +104,7 @@ describe("POST /v1/chat streamed", () => {
     expect(end.delivered).toEqual(events.filter((e) => e.event === "delivery").map((e) => e.data));
     const plain = await h.chat({ message, session: "plain" });
     expect(end).toEqual({ ...plain.json, session_key: KEY });
+    expect(h.runtime.stats()).toMatchObject({ watchedMessages: 0, runningTurns: 0, locks: 0, stopSwitches: 0 });
   });
 
   it("a slash command streams its reply and turn.end with the same JSON as unstreamed, and no turn", async () => {
@@ -209,6 +210,8 @@ describe("POST /v1/chat streamed", () => {
     expect(seen.map((e) => e.event)).toEqual(["turn.start", "turn.end"]);
     expect(seen.at(-1)!.data).toEqual({ agent: "main", session_key: KEY, outcome: "aborted" });
     expect(h.runtime.historyOf(KEY)).toEqual([]);
+    await h.runtime.idle();
+    expect(h.runtime.stats()).toMatchObject({ watchedMessages: 0, runningTurns: 0, locks: 0, stopSwitches: 0 });
     await watcher.close();
   });
 

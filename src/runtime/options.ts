@@ -105,6 +105,8 @@ export interface RuntimeStats {
   stopSwitches: number;
   runningTurns: number;
   inflight: number;
+  /** Messages whose events a caller follows now (a streamed answer). */
+  watchedMessages: number;
 }
 
 /** A tool as `picoclaw agents` lists it. */

@@ -450,6 +450,7 @@ export class Runtime {
       stopSwitches: this.stops.size,
       runningTurns: this.work.runningCount,
       inflight: this.work.inflightCount,
+      watchedMessages: this.watches.size,
     };
   }
 
