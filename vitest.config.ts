@@ -30,6 +30,10 @@ const PROCESS_TESTS = [
   "test/todo-reference.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
+  "test/anthropic-cache.test.ts",
+  "test/anthropic-thinking.test.ts",
+  "test/images.test.ts",
+  "test/openai-reasoning.test.ts",
   "test/event-streams-server.test.ts",
   "test/fallbacks.test.ts",
   "test/gateway-models.test.ts",
