@@ -110,18 +110,21 @@ function entry(raw: Json, index: number, notes: string[]): Json | null {
 function modelList(raw: unknown[], notes: string[]): unknown[] {
   const out: unknown[] = [];
   const seen = new Set<string>();
-  raw.forEach((item, index) => {
-    if (!isObject(item)) return void out.push(item);
+  for (const [index, item] of raw.entries()) {
+    if (!isObject(item)) {
+      out.push(item);
+      continue;
+    }
     const made = entry(item, index, notes);
-    if (!made) return;
+    if (!made) continue;
     const name = made.model_name;
     if (typeof name === "string" && seen.has(name)) {
       notes.push(`model_list[${index}] (${name}): a second entry of one model_name (PicoClaw's load balancing) is not supported; the first is used`);
-      return;
+      continue;
     }
     if (typeof name === "string") seen.add(name);
     out.push(made);
-  });
+  }
   return out;
 }
 
