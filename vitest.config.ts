@@ -43,6 +43,7 @@ const PROCESS_TESTS = [
   "test/model-failures.test.ts",
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
+  "test/picoclaw-config.test.ts",
   "test/secrets.test.ts",
   "test/plugins-anywhere.test.ts",
   "test/sdk-conformance.test.ts",

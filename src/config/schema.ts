@@ -37,6 +37,8 @@ export const agentsSchema = z
       .strictObject({
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
+        max_tokens: int(1, 10_000_000).optional().describe("max_tokens for every model entry that does not set its own (PicoClaw's place for it)."),
+        temperature: z.number().min(0).max(2).optional().describe("temperature for every model entry that does not set its own (PicoClaw's place for it)."),
         max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),
         max_history_bytes: int(16 * KiB, 64 * MiB)
           .default(4 * MiB)

@@ -56,8 +56,15 @@ export class ModelCatalog {
     return provider;
   }
 
-  private create(entry: ModelEntry): ModelProvider {
-    const index = this.loaded.config.model_list.indexOf(entry);
+  private create(written: ModelEntry): ModelProvider {
+    const index = this.loaded.config.model_list.indexOf(written);
+    // agents.defaults.max_tokens / temperature apply to an entry that sets none of its own.
+    const { max_tokens, temperature } = this.loaded.config.agents.defaults;
+    const entry: ModelEntry = {
+      ...written,
+      ...(written.max_tokens === undefined && max_tokens !== undefined ? { max_tokens } : {}),
+      ...(written.temperature === undefined && temperature !== undefined ? { temperature } : {}),
+    };
     const problems = entryProblems(entry).map((p) => `model_list[${index}].${p}`);
     if (problems.length > 0) throw new ConfigError(problems);
     switch (entry.provider) {
