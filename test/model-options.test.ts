@@ -53,6 +53,17 @@ describe("model entry options checked at start", () => {
     expect(start({ provider: "openai", model: "o3-mini", max_tokens_field: "max_completion_tokens", reasoning_effort: "low", vision: true })).not.toThrow();
   });
 
+  it("gives a thinking entry agents.defaults.max_tokens but not agents.defaults.temperature", () => {
+    const config = (thinking: object) => ({
+      agents: { defaults: { model_name: "m", max_tokens: 12000, temperature: 0.4 } },
+      model_list: [{ model_name: "m", provider: "anthropic", model: "x", api_key: "k", ...thinking }],
+    });
+    expect(() => harness({ config: config({ thinking: { budget_tokens: 8000 } }) })).not.toThrow();
+    expect(() => harness({ config: config({ thinking: { budget_tokens: 12000 } }) })).toThrow(
+      "model_list[0].thinking.budget_tokens: must be less than max_tokens (12000); raise max_tokens, which counts the thinking too",
+    );
+  });
+
   it("leaves an entry nobody uses alone", () => {
     expect(start({ provider: "builtin" }, [{ model_name: "unused", provider: "openai", model: "x", cache: true }])).not.toThrow();
   });

@@ -58,12 +58,13 @@ export class ModelCatalog {
 
   private create(written: ModelEntry): ModelProvider {
     const index = this.loaded.config.model_list.indexOf(written);
-    // agents.defaults.max_tokens / temperature apply to an entry that sets none of its own.
+    // agents.defaults.max_tokens / temperature apply to an entry that sets none of its own
+    // (not the temperature to one that thinks: the Messages API refuses it with thinking on).
     const { max_tokens, temperature } = this.loaded.config.agents.defaults;
     const entry: ModelEntry = {
       ...written,
       ...(written.max_tokens === undefined && max_tokens !== undefined ? { max_tokens } : {}),
-      ...(written.temperature === undefined && temperature !== undefined ? { temperature } : {}),
+      ...(written.temperature === undefined && temperature !== undefined && !written.thinking ? { temperature } : {}),
     };
     const problems = entryProblems(entry).map((p) => `model_list[${index}].${p}`);
     if (problems.length > 0) throw new ConfigError(problems);
