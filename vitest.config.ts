@@ -18,6 +18,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const PROCESS_TESTS = [
   // real processes
   "test/process.test.ts",
+  "test/start-script.test.ts",
   "test/process-mcp.test.ts",
   "test/process-telegram.test.ts",
   "test/mcp-restarts.test.ts",
@@ -76,9 +77,7 @@ export default defineConfig({
           name: "process",
           include: PROCESS_TESTS,
           // One file at a time: these tests mostly wait on processes and sockets, so this
-          // costs little time, keeps them from starving each other of CPU, and keeps
-          // `npm start` (whose prestart rebuilds dist/) from rewriting dist/main.js while
-          // another file starts it.
+          // costs little time and keeps them from starving each other of CPU.
           maxWorkers: 1,
         },
       },
