@@ -122,7 +122,7 @@ describe("POST /v1/chat streamed", () => {
     for (const [body, field] of [
       [{ message: "hi", stream: "yes" }, "stream"],
       [{ message: "hi", strem: true }, "strem"],
-      [{ message: "hi", images: [] }, "images"],
+      [{ message: "hi", image: "https://example.com/cat.png" }, "image"],
     ] as const) {
       const { status, json } = await h.chat(body);
       expect(status).toBe(400);
@@ -132,10 +132,15 @@ describe("POST /v1/chat streamed", () => {
     expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
-  it("an unknown agent is a 404 answer, not a stream", async () => {
-    const res = await streamChat(harness(), { message: "hi", agent: "ghost" });
-    expect(res.status).toBe(404);
-    expect((await jsonOf(res)).error.code).toBe("agent_not_found");
+  it("what would be refused before the turn runs is an error status, not a stream: an unknown agent, images its model cannot take", async () => {
+    const h = harness();
+    const ghost = await streamChat(h, { message: "hi", agent: "ghost" });
+    expect(ghost.status).toBe(404);
+    expect((await jsonOf(ghost)).error.code).toBe("agent_not_found");
+    const image = await streamChat(h, { message: "what is this?", images: [{ url: "https://example.com/cat.png" }] });
+    expect(image.status).toBe(400);
+    expect((await jsonOf(image)).error.code).toBe("images_not_supported");
+    expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
   it("hands on the model's text as it arrives, and the turn's usage summed over its model calls", async () => {

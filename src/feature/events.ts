@@ -34,7 +34,8 @@ export interface RuntimeEvents {
     iteration: number;
     toolCalls: number;
     durationMs: number;
-    usage?: { inputTokens?: number; outputTokens?: number };
+    /** Tokens as the provider counted them; the cache fields when it reports prompt caching. */
+    usage?: { inputTokens?: number; outputTokens?: number; cacheCreationInputTokens?: number; cacheReadInputTokens?: number };
   };
   /** A piece of the assistant's text as the model streams it (text written before tool calls too). */
   "text.delta": Scope & { turnId: string; text: string };

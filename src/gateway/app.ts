@@ -15,6 +15,7 @@ import { errorAnswer, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
+import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
 import { refuse } from "./refusal.js";
 import { mountOpenAi } from "./openai/routes.js";
@@ -49,8 +50,9 @@ const chatBody = z.strictObject({
   message: z.string(),
   session: z.string().regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -").optional(),
   agent: z.string().min(1).optional(),
+  /** http(s) or data URLs; checked by the runtime (kind, size, count, the model's vision). */
+  images: z.array(imageSchema).optional(),
   stream: z.boolean().optional(),
-  // `images` joins here with the providers' image support (CONTRACT §4.2).
 });
 
 /**
@@ -101,10 +103,11 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       channel: "http",
       chatId: body.data.session ?? "default",
       text: body.data.message,
+      ...(body.data.images ? { images: body.data.images } : {}),
     };
     if (body.data.stream) {
-      // Refused as JSON before the stream starts: an unknown agent is a 404, not an event.
-      runtime.agent(input.agentId);
+      // Refused as JSON before the stream starts (an unknown agent, images its model cannot take), not as an event.
+      runtime.checkMessage(input);
       return chatStream(c, runtime, input, streams);
     }
     return c.json(chatAnswer(await runtime.handleMessage({ ...input, signal: c.req.raw.signal })));

@@ -9,6 +9,7 @@ import type { HistoryStore } from "../session/history.js";
 import type { Timer } from "../signals.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
+import type { ImageInput } from "./images.js";
 import type { MessageObserver } from "./message-stream.js";
 import type { TokenUsage } from "./usage.js";
 
@@ -46,6 +47,8 @@ export interface MessageInput {
   channel: string;
   chatId: string;
   text: string;
+  /** Images sent with the text (checked: count, kind, size; refused for an agent whose model has no vision). */
+  images?: readonly ImageInput[];
   signal?: AbortSignal;
   /** Told the message's events as they happen (see `MessageEvent`), until it settles. */
   onEvent?: MessageObserver;

@@ -20,6 +20,7 @@ import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
+import type { ImageInput } from "./images.js";
 import { type MessageWatch, MessageWatches } from "./message-stream.js";
 import {
   type ConversationInput,
@@ -272,6 +273,25 @@ export class Runtime {
   }
 
   /**
+   * What `handleMessage` would refuse before anything runs (an unknown
+   * agent, a bad chat id, images its model cannot take), thrown as the same
+   * RequestError: a streamed answer checks first, so that a bad request is
+   * an error status, not a stream that ends in an error.
+   */
+  checkMessage(input: Omit<MessageInput, "signal" | "onEvent">): void {
+    const agent = this.agent(input.agentId);
+    this.keyFor(agent.id, input.channel, input.chatId);
+    this.checkImages(agent, input.text, input.images ?? []);
+  }
+
+  private checkImages(agent: AgentDefinition, text: string, images: readonly ImageInput[]): void {
+    if (images.length === 0) return;
+    const matched = this.commands.match(text);
+    if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
+    this.turns.acceptImages(agent, images);
+  }
+
+  /**
    * One message of a conversation the client keeps (a stateless request):
    * its history and the client's system texts (after the agent's prompt)
    * are set up under a session key made for it, with the tools a one-turn
@@ -308,10 +328,12 @@ export class Runtime {
   private async message(
     agent: AgentDefinition,
     sessionKey: string,
-    input: Pick<MessageInput, "text" | "signal" | "onEvent">,
+    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent">,
     oneTurn = false,
   ): Promise<MessageOutcome> {
     const matched = this.commands.match(input.text);
+    const images = input.images ?? [];
+    this.checkImages(agent, input.text, images);
     const holds = !matched || matched.command.locked;
     const stop = holds ? this.stops.hold(rootKey(sessionKey)) : undefined;
     // One signal for the whole message: the client, the session's stop switch, shutdown.
@@ -336,7 +358,7 @@ export class Runtime {
           answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
           deliver({ from: "command", text: answer.reply });
         } else {
-          const result = await this.turns.run(agent, sessionKey, input.text, signal, deliver, oneTurn);
+          const result = await this.turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn);
           answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
         }
         // Taken while the message still holds the session: after /clear (which dropped them) there are none.

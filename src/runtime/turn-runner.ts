@@ -1,13 +1,14 @@
 import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
-import { messageOf } from "../errors.js";
+import { RequestError, messageOf } from "../errors.js";
 import type { EventBus } from "../feature/events.js";
 import type { Clock, Delivery } from "../feature/feature.js";
 import type { HistoryStore } from "../session/history.js";
 import { isSubagentKey } from "../session/key.js";
 import type { SessionState } from "../session/state.js";
 import type { Timer } from "../signals.js";
+import { type ImageInput, checkImages } from "./images.js";
 import type { ModelSource } from "./options.js";
 import { type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
@@ -37,6 +38,20 @@ export interface TurnDeps {
 export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
+  /** Throws a 400 when images cannot go to this agent's model: bad ones, too many, or a model without vision. */
+  acceptImages(agent: AgentDefinition, images: readonly ImageInput[]): void {
+    checkImages(images);
+    const modelName = this.deps.modelNameOf(agent);
+    if (this.deps.models.get(modelName).vision !== false) return;
+    const index = this.deps.config.model_list.findIndex((m) => m.model_name === modelName);
+    const entry = this.deps.config.model_list[index];
+    const why = entry?.provider === "builtin" ? "the built-in model reads text only" : `model_list[${index}].vision is false`;
+    throw new RequestError(
+      "images_not_supported",
+      `agent "${agent.id}" answers with model "${modelName}", which takes no images (${why}); send the text alone, or give the agent a model with vision`,
+    );
+  }
+
   /**
    * `oneTurn`: the session lives for this turn only (a one-message
    * conversation), so it gets the tools a subagent gets: none whose result
@@ -48,6 +63,7 @@ export class TurnRunner {
     text: string,
     signal: AbortSignal,
     deliver: (d: Delivery) => void,
+    images: readonly ImageInput[] = [],
     oneTurn = false,
   ): Promise<TurnResult> {
     const { deps } = this;
@@ -67,6 +83,7 @@ export class TurnRunner {
         agent,
         sessionKey,
         text,
+        images,
         signal,
         provider: deps.models.get(deps.modelNameOf(agent)),
         tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),

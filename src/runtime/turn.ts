@@ -2,11 +2,12 @@ import type { AgentDefinition } from "../agents/agent.js";
 import type { EventBus } from "../feature/events.js";
 import type { Delivery } from "../feature/feature.js";
 import { TurnTimeoutError } from "../errors.js";
-import type { ChatMessage } from "../models/message.js";
+import { type ChatMessage, type ContentPart, withoutThinking } from "../models/message.js";
 import type { ModelDelta, ModelProvider } from "../models/provider.js";
 import type { HistoryStore } from "../session/history.js";
 import { type Timer, joinSignals } from "../signals.js";
 import type { CallObserver, CallScope, ToolSet } from "../tools/tool-set.js";
+import type { ImageInput } from "./images.js";
 import { type TokenUsage, UsageSum } from "./usage.js";
 
 export interface TurnInput {
@@ -14,6 +15,8 @@ export interface TurnInput {
   agent: AgentDefinition;
   sessionKey: string;
   text: string;
+  /** Images sent with the message (checked by the runtime before the turn). */
+  images?: readonly ImageInput[];
   signal: AbortSignal;
   provider: ModelProvider;
   tools: ToolSet;
@@ -73,7 +76,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
   const history = input.history.get(sessionKey);
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
-  const added: ChatMessage[] = [{ role: "user", content: input.text }];
+  const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();
   const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, scope) };
   const usage = new UsageSum();
@@ -112,12 +115,18 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
       showRest(reply, (response.text ?? "").slice(0, streamed));
       added.push({ role: "assistant", content: reply });
-      input.history.append(sessionKey, added);
+      input.history.append(sessionKey, added.map(withoutThinking));
       if (reply) input.deliver({ from: "agent", text: reply });
       return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
     }
 
-    added.push({ role: "assistant", content: response.text || null, tool_calls: response.toolCalls });
+    // The model's thinking goes back with the rest of the turn (Anthropic requires it with tools), and no further.
+    added.push({
+      role: "assistant",
+      content: response.text || null,
+      tool_calls: response.toolCalls,
+      ...(response.thinking ? { thinking: response.thinking } : {}),
+    });
     // The calls of one answer run side by side (a model asks for several only when they are
     // independent, e.g. a fan-out of subagents); they start in order, and their results go
     // back, and reach the user, in the order the model asked.
@@ -138,9 +147,18 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const reply = limitReply(input.maxIterations);
   showRest(reply, "");
   added.push({ role: "assistant", content: reply });
-  input.history.append(sessionKey, added);
+  input.history.append(sessionKey, added.map(withoutThinking));
   input.deliver({ from: "agent", text: reply });
   return { reply, hitLimit: true, cutOff: false, ...usage.total() };
+}
+
+/** The user's message as the model gets it: its text, or its text and images as parts. */
+function userContent(text: string, images: readonly ImageInput[]): string | ContentPart[] {
+  if (images.length === 0) return text;
+  return [
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+    ...images.map((image): ContentPart => ({ type: "image_url", image_url: { url: image.url, ...(image.detail ? { detail: image.detail } : {}) } })),
+  ];
 }
 
 /** A tool set's calls as runtime events; `tool.end` carries what the user sees of a result that is not silent. */
