@@ -223,6 +223,44 @@ describe("the OpenAI-compatible API", () => {
     await failing;
   });
 
+  it("takes images as image_url parts: the new message's and earlier ones', to the agent's model", async () => {
+    const model = new WireModel();
+    const { client } = gateway({ config: wireConfig(), models: { fetch: model.fetch } });
+    const cat = "data:image/png;base64,iVBORw0KGgo=";
+    const answering = (async () => {
+      const call = await model.call(1);
+      call.text("Two cats.");
+      call.finish();
+    })();
+    const answer = await client.chat.completions.create({
+      model: "main",
+      messages: [
+        { role: "user", content: [{ type: "image_url", image_url: { url: cat } }] },
+        { role: "assistant", content: "A cat." },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "And this one?" },
+            { type: "image_url", image_url: { url: "https://example.com/cat.png", detail: "low" } },
+          ],
+        },
+      ],
+    });
+    await answering;
+    expect(answer.choices[0]!.message.content).toBe("Two cats.");
+    expect(model.calls[0]!.body.messages.slice(1)).toEqual([
+      { role: "user", content: [{ type: "image_url", image_url: { url: cat } }] },
+      { role: "assistant", content: "A cat." },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "And this one?" },
+          { type: "image_url", image_url: { url: "https://example.com/cat.png", detail: "low" } },
+        ],
+      },
+    ]);
+  });
+
   it("refuses what it cannot honour with a 400 naming it, and runs nothing", async () => {
     const { h, client } = gateway();
     const bad: [Record<string, unknown>, string][] = [
@@ -236,7 +274,11 @@ describe("the OpenAI-compatible API", () => {
         },
         "messages[0]: tool calls and tool results",
       ],
-      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] }] }, "messages[0].content[0]: only text parts"],
+      [
+        { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }] }] },
+        'messages[0].content[0].type: "input_audio" parts are not taken',
+      ],
+      [{ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/cat.png" } }] }] }, "which takes no images"],
       [
         {
           messages: [
@@ -253,6 +295,13 @@ describe("the OpenAI-compatible API", () => {
       expect(error).toBeInstanceOf(OpenAI.BadRequestError);
       expect((error as Error).message).toContain(says);
     }
+    // Streamed, the same refusal is an error status before any chunk.
+    const image = [{ type: "image_url" as const, image_url: { url: "https://example.com/cat.png" } }];
+    const streamed = await client.chat.completions
+      .create({ model: "main", stream: true, messages: [{ role: "user", content: image }] })
+      .catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(streamed).toMatchObject({ status: 400, code: "images_not_supported" });
     const headers = { "X-Session-Id": "no:colons" };
     const badSession = await client.chat.completions
       .create({ model: "main", messages: [{ role: "user", content: "hi" }] }, { headers })

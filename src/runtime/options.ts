@@ -69,6 +69,8 @@ export interface ConversationInput {
   history: readonly ChatMessage[];
   system?: readonly string[];
   text: string;
+  /** Images sent with the new message (checked as `MessageInput.images` are). */
+  images?: readonly ImageInput[];
   signal?: AbortSignal;
   onEvent?: MessageObserver;
 }

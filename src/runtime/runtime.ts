@@ -284,6 +284,17 @@ export class Runtime {
     this.checkImages(agent, input.text, input.images ?? []);
   }
 
+  /** What `converse` would refuse before anything runs: `checkMessage`'s checks, and the images of the conversation's earlier messages. */
+  checkConversation(input: Omit<ConversationInput, "signal" | "onEvent">): void {
+    this.checkMessage({ ...input, chatId: "ephemeral" });
+    const agent = this.agent(input.agentId);
+    for (const message of input.history) {
+      if (message.role !== "user" || typeof message.content === "string") continue;
+      const images = message.content.flatMap((part) => (part.type === "image_url" ? [part.image_url] : []));
+      if (images.length > 0) this.turns.acceptImages(agent, images);
+    }
+  }
+
   private checkImages(agent: AgentDefinition, text: string, images: readonly ImageInput[]): void {
     if (images.length === 0) return;
     const matched = this.commands.match(text);
@@ -301,6 +312,7 @@ export class Runtime {
    */
   async converse(input: ConversationInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
+    this.checkConversation(input);
     const own = this.agent(input.agentId);
     const system = (input.system ?? []).filter((text) => text.trim() !== "");
     const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { RequestError } from "../../errors.js";
+import type { ImageInput } from "../../runtime/images.js";
 import type { ConversationInput } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
 import { describeIssues } from "../../validation.js";
+import { fromOpenAIContent } from "../images.js";
 
 /**
  * A `POST /v1/chat/completions` body, in OpenAI's shape. Fields the gateway
@@ -11,10 +13,10 @@ import { describeIssues } from "../../validation.js";
  * agent's model entry, and a client's `tools` are never shown to the model
  * nor run: the agent runs its own tools.
  */
-const part = z.looseObject({ type: z.string(), text: z.string().optional() });
 const message = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
-  content: z.union([z.string(), z.array(part), z.null()]).optional(),
+  // A string or a list of parts, read by fromOpenAIContent (which names what is wrong in a part).
+  content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
   tool_calls: z.array(z.unknown()).nullish(),
 });
 const body = z.looseObject({
@@ -31,27 +33,23 @@ export interface CompletionRequest {
   agentId: string;
   stream: boolean;
   includeUsage: boolean;
-  /** The new message: the last one, a user's. */
+  /** The new message: the last one, a user's; its text and images. */
   text: string;
+  images: ImageInput[];
   /** A session the request continues (`X-Session-Id`, or `user`), or a stateless conversation carried whole. */
   conversation: { session: string } | { history: ConversationInput["history"]; system: string[] };
 }
 
 type Message = z.infer<typeof message>;
 
-/** A message's text: a string, or its text parts joined (only text parts are read). */
-function textOf(m: Message, i: number): string {
-  if (m.content === undefined || m.content === null) return "";
-  if (typeof m.content === "string") return m.content;
-  return m.content
-    .map((p, j) => {
-      // Images join with the providers' image support; until then they are refused, never dropped unsaid.
-      if (p.type !== "text" || p.text === undefined) {
-        throw new RequestError("invalid_request", `messages[${i}].content[${j}]: only text parts are read here (got a part of type ${JSON.stringify(p.type)})`);
-      }
-      return p.text;
-    })
-    .join("\n");
+/** A message's text and images: a string, or its `text` and `image_url` parts; only a user's message may carry images. */
+function contentOf(m: Message, i: number): { text: string; images: ImageInput[] } {
+  if (m.content === undefined || m.content === null) return { text: "", images: [] };
+  const read = fromOpenAIContent(m.content, ["messages", i, "content"]);
+  if (read.images.length > 0 && m.role !== "user") {
+    throw new RequestError("invalid_request", `messages[${i}].content: only the user's messages may carry images (this one is the ${m.role}'s)`);
+  }
+  return read;
 }
 
 /** The request read and checked; `400 invalid_request` naming the field otherwise. */
@@ -71,9 +69,9 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
   if (messages[last]!.role !== "user") {
     throw new RequestError("invalid_request", `messages[${last}]: the last message must be the user's (got role ${JSON.stringify(messages[last]!.role)})`);
   }
-  const text = textOf(messages[last]!, last);
+  const { text, images } = contentOf(messages[last]!, last);
   const session = sessionHeader?.trim() || user || undefined;
-  const base = { agentId: model, stream: stream ?? false, includeUsage: stream_options?.include_usage ?? false, text };
+  const base = { agentId: model, stream: stream ?? false, includeUsage: stream_options?.include_usage ?? false, text, images };
   if (session !== undefined) {
     if (!CHAT_ID.test(session)) {
       const where = sessionHeader?.trim() ? "X-Session-Id" : "user";
@@ -85,12 +83,17 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
     return { ...base, conversation: { session } };
   }
   const system: string[] = [];
-  const history: { role: "user" | "assistant"; content: string }[] = [];
+  const history: ConversationInput["history"][number][] = [];
   messages.slice(0, last).forEach((m, i) => {
-    const content = textOf(m, i);
+    const { text: content, images: attached } = contentOf(m, i);
     if (m.role === "system" || m.role === "developer") system.push(content);
-    else if (m.role === "user") history.push({ role: "user", content });
-    else if (content !== "") history.push({ role: "assistant", content });
+    else if (m.role === "assistant") {
+      if (content !== "") history.push({ role: "assistant", content });
+    } else if (attached.length === 0) history.push({ role: "user", content });
+    else {
+      const parts = attached.map((image) => ({ type: "image_url" as const, image_url: image }));
+      history.push({ role: "user", content: content === "" ? parts : [{ type: "text", text: content }, ...parts] });
+    }
   });
   return { ...base, conversation: { history, system } };
 }

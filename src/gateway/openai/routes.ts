@@ -39,6 +39,8 @@ export function mountOpenAi(app: Hono, runtime: Runtime, streams: SseOptions & {
   app.post("/v1/chat/completions", async (c) => {
     const request = readCompletionRequest(await readJson(c.req.raw), c.req.header("x-session-id"));
     if (!runtime.agentIds().includes(request.agentId)) throw notFound(request.agentId);
+    // What would be refused before the turn runs (images the agent's model cannot take) is an error status, streamed or not.
+    check(runtime, request);
     const meta: CompletionMeta = { id: `chatcmpl-${nanoid(24)}`, created: Math.floor(Date.now() / 1000), model: request.agentId };
     if (request.stream) return streamed(c, runtime, request, meta, streams);
     const content = new AssistantContent();
@@ -55,11 +57,26 @@ function notFound(id: string): RequestError {
   return new RequestError("model_not_found", `The model ${JSON.stringify(id)} does not exist: a model here is an agent id (GET /v1/models lists them)`);
 }
 
+/** The message's input: on the session the request names, or a stateless conversation. */
+function inputOf(request: CompletionRequest) {
+  const { agentId, text, images, conversation } = request;
+  const message = { agentId, channel: OPENAI_CHANNEL, text, ...(images.length > 0 ? { images } : {}) };
+  return "session" in conversation
+    ? { session: { ...message, chatId: conversation.session } }
+    : { conversation: { ...message, history: conversation.history, system: conversation.system } };
+}
+
+function check(runtime: Runtime, request: CompletionRequest): void {
+  const input = inputOf(request);
+  if (input.session) runtime.checkMessage(input.session);
+  else runtime.checkConversation(input.conversation);
+}
+
 /** The message: on the session the request names, or as a stateless conversation released when it ends. */
 function run(runtime: Runtime, request: CompletionRequest, signal: AbortSignal, onEvent: MessageObserver): Promise<MessageOutcome> {
-  const { agentId, text, conversation } = request;
-  if ("session" in conversation) return runtime.handleMessage({ agentId, channel: OPENAI_CHANNEL, chatId: conversation.session, text, signal, onEvent });
-  return runtime.converse({ agentId, channel: OPENAI_CHANNEL, history: conversation.history, system: conversation.system, text, signal, onEvent });
+  const input = inputOf(request);
+  if (input.session) return runtime.handleMessage({ ...input.session, signal, onEvent });
+  return runtime.converse({ ...input.conversation, signal, onEvent });
 }
 
 /**
