@@ -22,6 +22,7 @@ import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
 import type { ImageInput } from "./images.js";
 import { type MessageWatch, MessageWatches } from "./message-stream.js";
+import { OneMessageSessions } from "./one-message-sessions.js";
 import {
   type ConversationInput,
   type MessageInput,
@@ -68,6 +69,8 @@ export class Runtime {
   private readonly turns: TurnRunner;
   /** Messages whose events a caller follows (`onEvent`), while they hold their session. */
   private readonly watches: MessageWatches;
+  /** Sessions of conversations the client keeps (`converse`), released when their message ends. */
+  private readonly oneMessage: OneMessageSessions;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -93,6 +96,7 @@ export class Runtime {
         this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
     });
     this.watches = new MessageWatches(this.events);
+    this.oneMessage = new OneMessageSessions({ history: this.history, lifecycle: this.lifecycle, outbox: this.outbox, events: this.events });
     announceTurns(this.events, (sessionKey, notice) => this.outbox.publish(sessionKey, notice));
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
@@ -317,14 +321,7 @@ export class Runtime {
     const system = (input.system ?? []).filter((text) => text.trim() !== "");
     const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
     const sessionKey = this.keyFor(agent.id, input.channel, `ephemeral-${this.ids()}`);
-    const release = await this.history.hold(sessionKey);
-    try {
-      this.history.append(sessionKey, input.history);
-      return await this.message(agent, sessionKey, input, true);
-    } finally {
-      release();
-      await this.releaseSession(sessionKey);
-    }
+    return this.oneMessage.run(sessionKey, input.history, () => this.message(agent, sessionKey, input, true));
   }
 
   private keyFor(agentId: string, channel: string, chatId: string): string {
@@ -411,21 +408,6 @@ export class Runtime {
   private deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void {
     this.events.emit("delivery", { agentId, sessionKey, ...delivery });
     this.outbox.publish(sessionKey, { type: "delivery", ...delivery }, true);
-  }
-
-  /**
-   * Releases a session that lived for one message (`converse`): every
-   * per-session state, as a sub-turn's is released, then its history (and
-   * kept subagent histories below it) and anything kept for it.
-   */
-  private async releaseSession(sessionKey: string): Promise<void> {
-    try {
-      await this.lifecycle.clear(sessionKey, "release");
-    } finally {
-      for (const key of this.history.keys()) if (isWithin(key, sessionKey)) this.history.clear(key);
-      this.outbox.clearSession(sessionKey);
-    }
-    this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "release" });
   }
 
   private backgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string> {
