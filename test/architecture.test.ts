@@ -32,7 +32,8 @@ type Room =
 function roomOf(file: string): Room {
   const [top, second] = file.split("/");
   if (["errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
-  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts"].includes(file)) return "composition";
+  // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
+  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts", "page.ts"].includes(file)) return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";
   if (top === "tools" && second !== undefined && !second.endsWith(".ts")) return "features";
