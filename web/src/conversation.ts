@@ -55,6 +55,8 @@ export class Conversation {
   private watching: AbortController | undefined;
   private readonly echoes = new Echoes();
   private sending = false;
+  /** Whether the session's event stream is open now. */
+  private live = false;
 
   constructor(private readonly parts: ConversationParts) {}
 
@@ -68,6 +70,7 @@ export class Conversation {
     this.session = session;
     const { transcript, plan, subagents, api } = this.parts;
     transcript.clear();
+    transcript.agent = session.agent;
     plan.clear();
     subagents.clear();
     this.echoes.reset();
@@ -124,6 +127,7 @@ export class Conversation {
       failed = true;
       if (here()) turn.fail("network", `the gateway could not be reached: ${error instanceof Error ? error.message : String(error)}`);
     }
+    if (here() && !(answer && clearing)) this.parts.status(this.live ? "live" : "reconnecting…");
     if (here() && answer) this.answered(turn, answer, clearing);
     else if (here() && !failed) turn.fail("disconnected", "the connection to the gateway closed before the answer was complete");
     this.sending = false;
@@ -236,10 +240,15 @@ export class Conversation {
           if (!first) await this.loadPlan();
           first = false;
           wait = RECONNECT_MS.first;
+          this.live = true;
           if (!this.sending) this.parts.status("live");
-          await readEvents(res, (event, data) => {
-            if (!signal.aborted) this.onSessionEvent(event, data as Record<string, unknown>);
-          });
+          try {
+            await readEvents(res, (event, data) => {
+              if (!signal.aborted) this.onSessionEvent(event, data as Record<string, unknown>);
+            });
+          } finally {
+            this.live = false;
+          }
         } else {
           const error = await errorOf(res);
           if (res.status === 400 || res.status === 404) {

@@ -52,7 +52,6 @@ conversation = new Conversation({
     send.disabled = busy;
     stop.hidden = !busy;
     document.body.classList.toggle("busy", busy);
-    if (!busy) statusLine.textContent = "live";
   },
   turnEnded: () => void sessions.load().catch(() => {}),
 });

@@ -51,6 +51,9 @@ function setChip(element: HTMLElement, status: ChipStatus): void {
  * never here: the page only ever gets the texts meant for the user.
  */
 export class Transcript {
+  /** The open session's agent: who "agent" deliveries are from. */
+  agent = "agent";
+
   constructor(private readonly list: HTMLOListElement) {}
 
   clear(): void {
@@ -69,7 +72,7 @@ export class Transcript {
 
   /** A delivery outside the person's own message: from history's view, or arriving on the session's event stream. */
   delivery(delivery: Delivery, label?: string): void {
-    const element = deliveryElement(delivery, label);
+    const element = deliveryElement(delivery, this.agent, label);
     this.add(element);
   }
 
@@ -111,10 +114,10 @@ function agentElement(agent: string, text: string): HTMLElement {
   return h("li", { class: "msg agent" }, h("div", { class: "who", text: agent }), h("div", { class: "text", text }));
 }
 
-function deliveryElement(delivery: Delivery, label?: string): HTMLElement {
+function deliveryElement(delivery: Delivery, agent: string, label?: string): HTMLElement {
   const tag = label ? h("span", { class: "tag", text: label }) : null;
   if (delivery.from === "agent")
-    return h("li", { class: "msg agent" }, h("div", { class: "who", text: "agent" }, tag), h("div", { class: "text", text: delivery.text }));
+    return h("li", { class: "msg agent" }, h("div", { class: "who", text: agent }, tag), h("div", { class: "text", text: delivery.text }));
   if (delivery.from === "command") return h("li", { class: "msg command" }, tag, h("pre", { class: "text", text: delivery.text }));
   return h("li", { class: "msg tool-output" }, h("div", { class: "who", text: delivery.from }, tag), h("pre", { class: "text", text: delivery.text }));
 }
@@ -174,7 +177,7 @@ export class TurnView {
     }
     this.closeDraft();
     this.tools = undefined;
-    this.add(deliveryElement(delivery));
+    this.add(deliveryElement(delivery, this.agent));
   }
 
   /** The message failed: its streamed text was not kept. */
