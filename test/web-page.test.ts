@@ -133,7 +133,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
       { name: "todo", status: "ok" },
       { name: "shout", status: "ok" },
     ]);
-    expect(await page.locator("#plan-count").innerText()).toBe("1/2");
+    expect(await page.locator("#plan-count").textContent()).toBe("1/2");
     await shot(page, "2-reply-streaming");
 
     openGate("reply-a");
@@ -211,7 +211,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     // A bad line: its error shows under the box, and the plan stays as it was.
     await page.locator("#plan-markdown").fill("# Build\n- [x] Write parser\n- [?] Add tests");
     await page.locator("#plan-save").click();
-    await eventually(async () => expect(await page.locator("#plan-result").innerText()).toMatch(/^Nothing changed:\nLine 3: /));
+    await eventually(async () => expect(await page.locator("#plan-result").textContent()).toMatch(/^Nothing changed:\nLine 3: /));
     expect(await page.locator("#plan-result").getAttribute("class")).toContain("error");
     expect((await tasks())[1]).toEqual(["Ship", ["Release:abandoned:false"]]);
     await shot(page, "5-todo-edit-error");
@@ -224,7 +224,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
         ["Ship", ["Release:in_progress:mixed"]],
       ]),
     );
-    expect(await page.locator("#plan-result").innerText()).toBe("Saved.");
+    expect(await page.locator("#plan-result").textContent()).toBe("Saved.");
     // The editor's commands are the panel's business, not the conversation's.
     const transcript = (await viewOf(page)).transcript.map((item) => item.text).join("\n");
     expect(transcript).not.toMatch(/Plan updated|Nothing changed/);

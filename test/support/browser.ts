@@ -132,6 +132,7 @@ export function viewOf(page: Page): Promise<PageView> {
   return page.evaluate(() => {
     const visible = (element: PageElement) => element.checkVisibility();
     const all = (selector: string) => [...document.querySelectorAll(selector)].filter(visible);
+    // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (what a person sees) is the point
     const text = (element: PageElement | null) => element?.innerText.trim() ?? "";
     return {
       transcript: all("#transcript > li").map((li) => ({
