@@ -251,3 +251,25 @@ describe("architecture", () => {
     ]);
   });
 });
+
+describe("the chat page (web/src)", () => {
+  const WEB = path.resolve(import.meta.dirname, "..", "web", "src");
+  const pageFiles = readdirSync(WEB).filter((name) => name.endsWith(".ts"));
+
+  it("is a client of the HTTP API only: it imports its own files and the SSE parser, nothing of src/", () => {
+    const foreign = pageFiles.flatMap((file) =>
+      ts
+        .preProcessFile(readFileSync(path.join(WEB, file), "utf8"), true, true)
+        .importedFiles.map(({ fileName }) => fileName)
+        .filter((name) => !/^\.\/[\w-]+\.js$/.test(name) && name !== "eventsource-parser/stream")
+        .map((name) => `web/src/${file} imports ${name}`),
+    );
+    expect(pageFiles.length).toBeGreaterThan(5);
+    expect(foreign).toEqual([]);
+  });
+
+  it("never parses text as HTML: no innerHTML, outerHTML, insertAdjacentHTML or document.write", () => {
+    const sinks = pageFiles.filter((file) => /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write)\b/.test(readFileSync(path.join(WEB, file), "utf8")));
+    expect(sinks).toEqual([]);
+  });
+});
