@@ -4,16 +4,12 @@
  * ships the page.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayProcess, browserTests, launchChromium, screenshotFolder, startGatewayProcess, viewOf } from "./support/browser.js";
-import { FakeModelServer } from "./support/fake-openai.js";
-import { openaiConfig, writeProject } from "./support/project.js";
-import { call, scriptedModel } from "./support/scripted-openai.js";
+import { type PageRig, browserTests, startPageRig, viewOf } from "./support/browser.js";
+import { call } from "./support/scripted-openai.js";
 import { eventually } from "./support/timers.js";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -31,31 +27,19 @@ describe("the package", () => {
 });
 
 describe.skipIf(!run)("the chat page's edges in Chromium", () => {
-  let model: FakeModelServer;
-  let gateway: GatewayProcess;
-  let browser: Browser;
-  let shots: string;
+  let rig: PageRig;
   const problems: string[] = [];
 
   beforeAll(async () => {
-    model = await FakeModelServer.start(scriptedModel);
-    const project = writeProject(
-      { config: { ...openaiConfig(model.url), gateway: { token: TOKEN }, tools: { todo: { enabled: true } } } },
-      mkdtempSync(path.join(tmpdir(), "picoclaw-web-project-")),
-    );
-    gateway = await startGatewayProcess(project);
-    browser = await launchChromium(chromium);
-    shots = screenshotFolder("web-access");
+    rig = await startPageRig("web-access", chromium, { config: { gateway: { token: TOKEN }, tools: { todo: { enabled: true } } } });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (gateway) expect(await gateway.stop(), gateway.output.text).toBe(0);
-    await model?.close();
+    await rig?.close();
   });
 
-  async function context(options: Parameters<Browser["newContext"]>[0] = {}): Promise<BrowserContext> {
-    const made = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
+  async function context(options: Parameters<PageRig["browser"]["newContext"]>[0] = {}): Promise<BrowserContext> {
+    const made = await rig.browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
     made.on("weberror", (error) => problems.push(error.error().message));
     return made;
   }
@@ -63,19 +47,19 @@ describe.skipIf(!run)("the chat page's edges in Chromium", () => {
   /** Opens the page and gives it the token the way a person does. */
   async function signedIn(made: BrowserContext, session: string): Promise<Page> {
     const page = await made.newPage();
-    await page.goto(`${gateway.url}/#${session}`);
+    await page.goto(`${rig.gateway.url}/#${session}`);
     await page.locator("#token").fill(TOKEN);
     await page.locator("#token").press("Enter");
     await eventually(async () => expect((await viewOf(page)).status).toBe("live"));
     return page;
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(shots, `${name}.png`) });
+  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(rig.shots, `${name}.png`) });
 
   it("with a token set, the page asks for it, says when it is wrong, keeps it for the tab only, and sends it as a bearer token", async () => {
     // The page itself needs no token; the API does.
-    expect((await fetch(`${gateway.url}/`)).status).toBe(200);
-    expect((await fetch(`${gateway.url}/v1/agents`)).status).toBe(401);
+    expect((await fetch(`${rig.gateway.url}/`)).status).toBe(200);
+    expect((await fetch(`${rig.gateway.url}/v1/agents`)).status).toBe(401);
 
     const made = await context();
     const page = await made.newPage();
@@ -83,7 +67,7 @@ describe.skipIf(!run)("the chat page's edges in Chromium", () => {
     page.on("request", (request) => {
       if (new URL(request.url()).pathname.startsWith("/v1/")) authorizations.push(request.headers().authorization ?? "");
     });
-    await page.goto(`${gateway.url}/#agent:main:http:tokened`);
+    await page.goto(`${rig.gateway.url}/#agent:main:http:tokened`);
     await eventually(async () => expect(await page.locator("#token-dialog").isVisible()).toBe(true));
     expect(await page.locator("#token-error").isVisible()).toBe(false);
     await shot(page, "1-token-prompt");
@@ -114,7 +98,7 @@ describe.skipIf(!run)("the chat page's edges in Chromium", () => {
     // Another browser session is asked again.
     const other = await context();
     const fresh = await other.newPage();
-    await fresh.goto(`${gateway.url}/`);
+    await fresh.goto(`${rig.gateway.url}/`);
     await eventually(async () => expect(await fresh.locator("#token-dialog").isVisible()).toBe(true));
     await other.close();
   });
@@ -155,6 +139,12 @@ describe.skipIf(!run)("the chat page's edges in Chromium", () => {
     expect(await page.locator("#side").isVisible()).toBe(false);
     expect(await page.locator("#sessions").isVisible()).toBe(false);
     expect(await page.locator("#plan-count").textContent()).toBe("1/3");
+    // The bar: the agent's name readable on the first line, the session and its status on the second.
+    const agent = (await page.locator("#agent").boundingBox())!;
+    const title = (await page.locator("#session-title").boundingBox())!;
+    expect(agent.width).toBeGreaterThan(120);
+    expect(title.y).toBeGreaterThanOrEqual(agent.y + agent.height);
+    expect(await page.locator("#session-title").textContent()).toBe("phone");
     await shot(page, "3-phone-dark-chat");
 
     await page.locator("#toggle-side").tap();

@@ -5,15 +5,11 @@
  * session cleared, and what arrives while they are idle.
  */
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayProcess, browserTests, launchChromium, screenshotFolder, startGatewayProcess, viewOf } from "./support/browser.js";
-import { FakeModelServer } from "./support/fake-openai.js";
-import { openaiConfig, writeProject } from "./support/project.js";
-import { call, openGate, scriptedModel } from "./support/scripted-openai.js";
+import { type PageRig, browserTests, startPageRig, viewOf } from "./support/browser.js";
+import { call, openGate } from "./support/scripted-openai.js";
 import { eventually } from "./support/timers.js";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 
 /** A plugin tool whose result the user sees (not silent): its text, in capitals. */
 const SHOUT = `import { defineTool, toolResult, z } from "picoclaw-ts";
@@ -28,44 +24,32 @@ export default defineTool({
 const { run, chromium } = browserTests();
 
 describe.skipIf(!run)("the chat page in Chromium", () => {
-  let model: FakeModelServer;
-  let gateway: GatewayProcess;
-  let browser: Browser;
-  let shots: string;
+  let rig: PageRig;
   const problems: string[] = [];
 
   beforeAll(async () => {
-    model = await FakeModelServer.start(scriptedModel);
-    const project = writeProject(
-      {
-        config: { ...openaiConfig(model.url), tools: { todo: { enabled: true }, plugins: ["./tools/shout.js"] } },
-        agents: {
-          main: "---\nname: Main\ndescription: plans as a list\n---\nYou help.",
-          planner: "---\nname: Planner\ndescription: plans in phases\ntodo_style: phases\n---\nYou plan.",
-        },
-        files: { "tools/shout.js": SHOUT },
+    rig = await startPageRig("web-page", chromium, {
+      config: { tools: { todo: { enabled: true }, plugins: ["./tools/shout.js"] } },
+      agents: {
+        main: "---\nname: Main\ndescription: plans as a list\n---\nYou help.",
+        planner: "---\nname: Planner\ndescription: plans in phases\ntodo_style: phases\n---\nYou plan.",
       },
-      mkdtempSync(path.join(tmpdir(), "picoclaw-web-project-")),
-    );
-    gateway = await startGatewayProcess(project);
-    browser = await launchChromium(chromium);
-    shots = screenshotFolder("web-page");
+      files: { "tools/shout.js": SHOUT },
+    });
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (gateway) expect(await gateway.stop(), gateway.output.text).toBe(0);
-    await model?.close();
+    await rig?.close();
   });
 
   /** A page on a session of its own; uncaught errors and CSP violations are collected (and must stay none). */
   async function open(session: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    const page = await rig.browser.newPage({ viewport: { width: 1280, height: 860 } });
     page.on("pageerror", (error) => problems.push(`${session}: ${error.message}`));
     page.on("console", (message) => {
       if (/Content Security Policy|Trusted Type/i.test(message.text())) problems.push(`${session}: ${message.text()}`);
     });
-    await page.goto(`${gateway.url}/#${session}`);
+    await page.goto(`${rig.gateway.url}/#${session}`);
     await eventually(async () => expect((await viewOf(page)).status).toBe("live"));
     return page;
   }
@@ -75,7 +59,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     await page.locator("#message").press("Enter");
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: false });
+  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(rig.shots, `${name}.png`) });
 
   it("a turn streams in: tool chips, the plan after each change, the subagent line while it runs, tool output and the reply, in order", async () => {
     const page = await open("agent:main:http:list-plan");

@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
+import { FakeModelServer } from "./fake-openai.js";
+import { type ProjectFiles, openaiConfig, writeProject } from "./project.js";
+import { scriptedModel } from "./scripted-openai.js";
 
 /**
  * Real-browser tests of the chat page: Debian's Chromium driven by
@@ -47,9 +50,9 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: stri
 }
 
 /** Whether the browser tests run here: skipped (with the reason printed) only where Chromium is missing and not required. */
-export function browserTests(): { run: boolean; chromium: { path: string } | { reason: string } } {
-  const found = findChromium();
-  const required = process.env.PICOCLAW_REQUIRE_BROWSER === "1";
+export function browserTests(env: NodeJS.ProcessEnv = process.env): { run: boolean; chromium: { path: string } | { reason: string } } {
+  const found = findChromium(env);
+  const required = env.PICOCLAW_REQUIRE_BROWSER === "1";
   if ("reason" in found && !required) console.log(`skipping the browser tests: ${found.reason}`);
   return { run: "path" in found || required, chromium: found };
 }
@@ -98,6 +101,52 @@ export async function startGatewayProcess(project: string, env: Record<string, s
     stop: async () => {
       child.kill("SIGTERM");
       return exited;
+    },
+  };
+}
+
+/** Everything a browser test of the page needs: a scripted model, the gateway on a project of its own, Chromium, a screenshot folder. */
+export interface PageRig {
+  model: FakeModelServer;
+  gateway: GatewayProcess;
+  browser: Browser;
+  shots: string;
+  /** Stops it all (the gateway must exit 0) and removes the project. */
+  close(): Promise<void>;
+}
+
+/** Starts a rig: `files.config` is merged over a config whose model is the scripted fake. */
+export async function startPageRig(name: string, found: { path: string } | { reason: string }, files: ProjectFiles = {}): Promise<PageRig> {
+  // Chromium first: where it is missing (and required), nothing else is started.
+  const browser = await launchChromium(found);
+  const model = await FakeModelServer.start(scriptedModel);
+  const project = writeProject(
+    { ...files, config: { ...openaiConfig(model.url), ...(files.config as object | undefined) } },
+    mkdtempSync(path.join(tmpdir(), `picoclaw-${name}-project-`)),
+  );
+  const cleanUp = async () => {
+    await browser.close();
+    await model.close();
+    rmSync(project, { recursive: true, force: true });
+  };
+  let gateway: GatewayProcess;
+  try {
+    gateway = await startGatewayProcess(project);
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+  return {
+    model,
+    gateway,
+    browser,
+    shots: screenshotFolder(name),
+    close: async () => {
+      // The page's streams first, so the gateway stops with no client waiting.
+      await browser.close();
+      const code = await gateway.stop();
+      await cleanUp();
+      if (code !== 0) throw new Error(`the gateway exited with ${code}:\n${gateway.output.text}`);
     },
   };
 }
