@@ -59,6 +59,7 @@ const PROCESS_TESTS = [
   // the chat page in Chromium, against the real gateway process
   "test/web-page.test.ts",
   "test/web-access.test.ts",
+  "test/web-controls.test.ts",
 ];
 
 export default defineConfig({

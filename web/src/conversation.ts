@@ -156,10 +156,16 @@ export class Conversation {
     }
   }
 
-  /** `/stop`: the running turn and every subagent of the session; its reply goes into the transcript. */
+  /**
+   * `/stop`: the running turn and every subagent of the session. Its reply
+   * goes into the transcript when the page's own message was not running
+   * (that message's answer says it was stopped).
+   */
   async stop(): Promise<void> {
+    const ownMessageRunning = this.sending;
     try {
-      this.parts.transcript.note(await this.command("/stop"));
+      const reply = await this.command("/stop");
+      if (!ownMessageRunning) this.parts.transcript.note(reply);
     } catch (error) {
       this.parts.transcript.error(error instanceof ApiError ? error.code : "error", error instanceof Error ? error.message : String(error));
     }
