@@ -124,6 +124,13 @@ describe.skipIf(!run)("the chat page's controls in Chromium", () => {
     await page.close();
   });
 
+  it("an agent without the todo tool (the default config's) keeps no plan: the panel says so and offers no Markdown editor", async () => {
+    const page = await open("#agent:main:http:no-plan");
+    expect(await page.locator("#plan-empty").textContent()).toBe("This agent has no todo tool, so it keeps no plan.");
+    expect(await page.locator("#plan-editor").isVisible()).toBe(false);
+    await page.close();
+  });
+
   it("Stop ends a running turn: the page says it was stopped, and the composer is free again", async () => {
     const page = await open("#agent:main:http:stop-turn");
     await page.locator("#message").fill("WAIT turn-to-stop\nSAY too late");

@@ -13,6 +13,8 @@ interface AgentEntry {
   id: string;
   name?: string;
   description?: string;
+  /** Its effective tools. */
+  tools?: string[];
 }
 
 const message = byId("message", HTMLTextAreaElement);
@@ -68,6 +70,8 @@ async function openSession(key: string): Promise<void> {
   if (!session) return;
   if (location.hash !== `#${key}`) history.replaceState(null, "", `#${key}`);
   agentSelect.value = session.agent;
+  const tools = agents.find((agent) => agent.id === session.agent)?.tools;
+  plan.setAvailable(tools === undefined || tools.includes("todo"));
   sessionTitle.textContent = session.channel === "http" ? session.chatId : `${session.channel}: ${session.chatId}`;
   sessions.select(key);
   // Only web sessions take messages from here; a chat app's conversation is watched, and answered there.

@@ -72,6 +72,13 @@ export class PlanPanel {
     });
   }
 
+  /** Whether the open session's agent has the todo tool: without it there is no plan to show or edit, and the panel says so. */
+  setAvailable(available: boolean): void {
+    this.els.empty.textContent = available ? "No plan yet." : "This agent has no todo tool, so it keeps no plan.";
+    this.els.editor.hidden = !available;
+    if (!available) this.els.editor.open = false;
+  }
+
   render(phases: readonly PlanPhase[]): void {
     const tasks = phases.flatMap((phase) => phase.tasks);
     this.els.root.replaceChildren(...phases.map((phase) => this.phase(phase)));
