@@ -22,7 +22,7 @@ export type { Command, CommandContext } from "./feature/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";
 export type { RuntimeEvents, EventScope, EventName } from "./feature/events.js";
 export { SessionState, type SessionScoped, type ClearReason } from "./session/state.js";
-export type { HistoryStore, HistoryPage } from "./session/history.js";
+export type { HistoryStore, HistoryPage, SessionInfo } from "./session/history.js";
 export type { Subscription, OutboxItem } from "./runtime/outbox.js";
 export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 export type { AgentDefinition } from "./agents/agent.js";

@@ -11,7 +11,15 @@ export type Fault = "user" | "config" | "model" | "system";
 export const REQUEST_ERROR_CODES = ["invalid_request", "invalid_json", "invalid_session_key", "agent_not_found"] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 
-export type ErrorCode = RequestErrorCode | "config_invalid" | "listen_failed" | "aborted" | "turn_timeout" | `model_${ModelErrorClass}`;
+export type ErrorCode =
+  | RequestErrorCode
+  | "config_invalid"
+  | "listen_failed"
+  | "aborted"
+  | "turn_timeout"
+  | "sessions_locked"
+  | "storage_failed"
+  | `model_${ModelErrorClass}`;
 
 export class PicoclawError extends Error {
   readonly code: ErrorCode;

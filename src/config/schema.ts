@@ -52,12 +52,30 @@ export const agentsSchema = z
   })
   .prefault({});
 
-/** How many sessions (and how much of their history) the gateway holds in memory. */
+/** Where histories are kept (SESSION_STORES), how many sessions (and how much of their history) the gateway holds in memory and on disk. */
+export const SESSION_STORES = ["jsonl", "memory"] as const;
+
 export const sessionSchema = z
   .strictObject({
+    store: z
+      .enum(SESSION_STORES)
+      .default("jsonl")
+      .describe(
+        '"jsonl": every root session\'s history is kept in session.dir (a JSONL file per session) and survives restarts; "memory": histories live in memory only and end with the process.',
+      ),
+    dir: z
+      .string()
+      .min(1)
+      .default("sessions")
+      .describe("Folder of the session files (store jsonl), relative to the config file. One gateway process owns it at a time."),
+    max_stored: int(1, 10_000_000)
+      .default(100_000)
+      .describe("Sessions kept on disk at most (store jsonl); past it the session changed least recently is removed, with a log line."),
     max_sessions: int(1, 10_000_000)
       .default(10_000)
-      .describe("Sessions held in memory at most; past it the least recently used idle session is evicted (its history is forgotten)."),
+      .describe(
+        "Sessions held in memory at most; past it the least recently used idle session is evicted (store jsonl: read back from its file when used again; store memory: its history is forgotten).",
+      ),
     max_bytes: int(MiB, 64 * 1024 * MiB)
       .default(128 * MiB)
       .describe(

@@ -229,8 +229,10 @@ export class Runtime {
       await this.lifecycle.clear(sessionKey, "clear");
     } finally {
       // Last: what the clear stopped may have kept a history or a delivery on its way out.
-      for (const key of this.history.keys()) if (isWithin(key, sessionKey)) this.history.clear(key);
       this.outbox.clearSession(sessionKey);
+      // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
+      await this.history.clear(sessionKey);
+      for (const key of this.history.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) await this.history.clear(key);
     }
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
     return subagents;
@@ -394,5 +396,7 @@ export class Runtime {
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
     await this.idle();
     await this.features.close();
+    // Last: the session files (writes under way finish, then the folder's lock goes).
+    await this.history.close?.();
   }
 }

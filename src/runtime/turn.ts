@@ -47,7 +47,8 @@ export function limitReply(max: number): string {
  * One turn: system prompt + history + the new message → model → tools →
  * results → model ... until the model answers with text or the iteration
  * limit is reached. The session's history changes only when the turn ends
- * well: a failed or aborted turn leaves it exactly as it was. Past its
+ * well (one append, durable before the reply is delivered): a failed or
+ * aborted turn leaves it exactly as it was. Past its
  * deadline the turn is aborted like any other, with a TurnTimeoutError.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
@@ -92,7 +93,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       // Say so when the model ran out of output room: a cut-off answer must not pass as a whole one.
       if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
       added.push({ role: "assistant", content: reply });
-      input.history.append(sessionKey, added);
+      await input.history.append(sessionKey, added);
       if (reply) input.deliver({ from: "agent", text: reply });
       return { reply, hitLimit: false };
     }
@@ -117,7 +118,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   signal.throwIfAborted();
   const reply = limitReply(input.maxIterations);
   added.push({ role: "assistant", content: reply });
-  input.history.append(sessionKey, added);
+  await input.history.append(sessionKey, added);
   input.deliver({ from: "agent", text: reply });
   return { reply, hitLimit: true };
 }
