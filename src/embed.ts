@@ -16,6 +16,7 @@ export type {
   ModelSource,
   ToolOverview,
   RuntimeStats,
+  SessionSummary,
 } from "./runtime/options.js";
 export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
 export type { Command, CommandContext } from "./feature/command.js";

@@ -6,7 +6,7 @@ import type { ChatMessage } from "../src/models/message.js";
 import { defineTool, toolResult } from "../src/tools/tool.js";
 import { type Harness, type HarnessOptions, harness, jsonOf, tempDir } from "./support/project.js";
 
-/** Sessions kept in the session folder through the gateway (README, "Sessions on disk"). */
+/** Sessions kept in the session folder through the gateway (README, "Sessions on disk"), and the session routes. */
 
 const KEY = "agent:main:http:s1";
 
@@ -56,6 +56,46 @@ describe("sessions on disk, through the gateway", () => {
     }
   });
 
+  it("DELETE /v1/sessions/<key> does what /clear does, durably: 200 {cleared: true}", async () => {
+    const g = gatewayOn(tempDir(), { config: { gateway: { token: "tok" } } });
+    const auth = { authorization: "Bearer tok" };
+    await g.h.chat({ message: "hello", session: "s1" }, auth);
+    expect((await g.h.request(`/v1/sessions/${KEY}`, { method: "DELETE" })).status).toBe(401);
+    const res = await g.h.request(`/v1/sessions/${KEY}`, { method: "DELETE", headers: auth });
+    expect(res.status).toBe(200);
+    expect(await jsonOf(res)).toEqual({ cleared: true });
+    const h = await g.restart();
+    expect(await jsonOf(await h.request(`/v1/sessions/${KEY}/history`, { headers: auth }))).toEqual({ messages: [], total: 0 });
+    expect((await h.request("/v1/sessions/not-a-key", { method: "DELETE", headers: auth })).status).toBe(400);
+    const unknown = await h.request("/v1/sessions/agent:nobody:http:x", { method: "DELETE", headers: auth });
+    expect(unknown.status).toBe(404);
+    expect((await jsonOf(unknown)).error.code).toBe("agent_not_found");
+  });
+
+  it("GET /v1/sessions lists sessions, the most recently changed first, also after a restart; ?limit= takes the newest", async () => {
+    const g = gatewayOn(tempDir(), { agents: { main: "---\nname: Main\n---\nHi.", other: "---\nname: Other\n---\nHi." } });
+    await g.h.chat({ message: "one", session: "a" });
+    await g.h.chat({ message: "one", session: "b", agent: "other" });
+    await g.h.chat({ message: "two", session: "a" });
+    const listed = await jsonOf(await g.h.request("/v1/sessions"));
+    expect(listed.sessions).toEqual([
+      { key: "agent:main:http:a", agent: "main", messages: 4, updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+      { key: "agent:other:http:b", agent: "other", messages: 2, updated_at: expect.any(String) },
+    ]);
+    expect(Date.parse(listed.sessions[0].updated_at)).toBeGreaterThanOrEqual(Date.parse(listed.sessions[1].updated_at));
+    const h = await g.restart();
+    expect((await jsonOf(await h.request("/v1/sessions"))).sessions.map((s: { key: string; messages: number }) => [s.key, s.messages])).toEqual([
+      ["agent:main:http:a", 4],
+      ["agent:other:http:b", 2],
+    ]);
+    expect((await jsonOf(await h.request("/v1/sessions?limit=1"))).sessions.map((s: { key: string }) => s.key)).toEqual(["agent:main:http:a"]);
+    for (const bad of ["0", "1001", "x", "-1"]) {
+      const res = await h.request(`/v1/sessions?limit=${bad}`);
+      expect(res.status).toBe(400);
+      expect((await jsonOf(res)).error.message).toContain("limit: expected an integer from 1 to 1000");
+    }
+  });
+
   it("an evicted session is read back from its file when it is used again", async () => {
     const g = gatewayOn(tempDir(), { config: { session: { max_sessions: 1 } } });
     await g.h.chat({ message: "first", session: "a" });
@@ -66,11 +106,11 @@ describe("sessions on disk, through the gateway", () => {
     expect((await history(g.h, "agent:main:http:a")).filter((m) => m.role === "user").map((m) => m.content)).toEqual(["first", "second"]);
   });
 
-  it("with session.store memory nothing is written", async () => {
+  it("with session.store memory nothing is written, and the list shows the sessions in memory", async () => {
     const h = harness({ config: { session: { store: "memory" } } });
     await h.chat({ message: "hello", session: "s1" });
     expect(existsSync(path.join(h.dir, "sessions"))).toBe(false);
-    expect((await history(h)).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await jsonOf(await h.request("/v1/sessions"))).sessions).toEqual([{ key: KEY, agent: "main", messages: 2, updated_at: expect.any(String) }]);
   });
 
   it("session.dir is relative to the config file's folder", async () => {

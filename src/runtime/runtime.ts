@@ -20,7 +20,15 @@ import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
-import { type MessageInput, type MessageOutcome, type RuntimeOptions, type RuntimeStats, STOPPED_REPLY, type ToolOverview } from "./options.js";
+import {
+  type MessageInput,
+  type MessageOutcome,
+  type RuntimeOptions,
+  type RuntimeStats,
+  STOPPED_REPLY,
+  type SessionSummary,
+  type ToolOverview,
+} from "./options.js";
 import { TurnRunner } from "./turn-runner.js";
 import { Work } from "./work.js";
 
@@ -356,6 +364,11 @@ export class Runtime {
   /** Keys of the sessions that have a history in memory. */
   sessionKeys(): string[] {
     return this.history.keys();
+  }
+
+  /** Root sessions with a history (kept on disk too, with store jsonl), the most recently changed first, at most `limit`. */
+  async sessions(limit: number): Promise<SessionSummary[]> {
+    return (await this.history.list(limit)).map((info) => ({ ...info, agentId: agentOfKey(info.key) ?? "" }));
   }
 
   /** How much the runtime holds now, entry by entry (for tests and metrics: every one must fall back when work ends). */
