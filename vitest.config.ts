@@ -31,6 +31,7 @@ const PROCESS_TESTS = [
   "test/todo-reference.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
+  "test/context-window.test.ts",
   "test/event-streams-server.test.ts",
   "test/fallbacks.test.ts",
   "test/gateway-models.test.ts",

@@ -35,6 +35,7 @@ describe("config file lookup", () => {
       max_tool_iterations: 20,
       max_history_messages: 500,
       max_history_bytes: 4 * 1024 * 1024,
+      summarize: false,
       turn_timeout_ms: 900_000,
       subturn: { max_depth: 3, max_concurrent: 5, max_running: 20, timeout_ms: 300000, concurrency_timeout_ms: 30000 },
     });

@@ -43,6 +43,12 @@ export const agentsSchema = z
           .describe(
             "Bytes of history a session keeps (UTF-8 bytes of the messages' JSON); older exchanges are dropped first, and an exchange over it alone is cut to fit, with a note.",
           ),
+        summarize: z
+          .boolean()
+          .default(false)
+          .describe(
+            "When old exchanges no longer fit the model's context window, replace them with a short summary written by the agent's own model (kept in the session's history) instead of leaving them out of the request.",
+          ),
         turn_timeout_ms: int(1, 86_400_000)
           .default(900_000)
           .describe("Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged."),
@@ -104,6 +110,11 @@ export const modelEntrySchema = z.strictObject({
     .optional()
     .describe("Ms one call may take in all, however steadily the server sends, retries and their waits included (default 600000)."),
   max_tokens: int(1, 10_000_000).optional(),
+  context_window: int(1024, 100_000_000)
+    .optional()
+    .describe(
+      "Tokens the model reads and writes in one call (its context window; default 32768). Each request is fitted to it, leaving max_tokens for the answer: the oldest exchanges are left out first.",
+    ),
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
   extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
@@ -342,6 +353,16 @@ export const configSchema = z
             message: `duplicate model_name "${name}" (also model_list[${names.get(name)}])`,
           });
         } else names.set(name, i);
+      });
+      entries.forEach((entry, i) => {
+        const { context_window: window, max_tokens: answer } = entry;
+        if (typeof window === "number" && typeof answer === "number" && answer >= window) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["model_list", i, "context_window"],
+            message: `must be more than max_tokens (${answer}): the answer is written in the context window too`,
+          });
+        }
       });
       entries.forEach((entry, i) => {
         if (!Array.isArray(entry.fallbacks)) return;

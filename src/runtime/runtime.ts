@@ -29,6 +29,7 @@ import {
   type SessionSummary,
   type ToolOverview,
 } from "./options.js";
+import { ContextFitter } from "./context-provider.js";
 import { TurnRunner } from "./turn-runner.js";
 import { Work } from "./work.js";
 
@@ -102,6 +103,7 @@ export class Runtime {
       events: this.events,
       history: this.history,
       models: opts.models,
+      context: new ContextFitter(this.config, this.history),
       policy: this.policy,
       notes: this.notes,
       work: this.work,
