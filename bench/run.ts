@@ -1,4 +1,5 @@
 import { benchMemory } from "./memory.js";
+import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTurn } from "./turn.js";
@@ -9,3 +10,4 @@ await benchTurn();
 await benchTodo();
 await benchSubagents();
 await benchMemory();
+await benchPersist();
