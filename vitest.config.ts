@@ -18,6 +18,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const PROCESS_TESTS = [
   // real processes
   "test/process.test.ts",
+  "test/start-script.test.ts",
   "test/process-mcp.test.ts",
   "test/process-telegram.test.ts",
   "test/process-sessions.test.ts",
@@ -32,6 +33,10 @@ const PROCESS_TESTS = [
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
   "test/context-window.test.ts",
+  "test/anthropic-cache.test.ts",
+  "test/anthropic-thinking.test.ts",
+  "test/images.test.ts",
+  "test/openai-reasoning.test.ts",
   "test/event-streams-server.test.ts",
   "test/fallbacks.test.ts",
   "test/gateway-models.test.ts",
@@ -41,6 +46,7 @@ const PROCESS_TESTS = [
   "test/model-failures.test.ts",
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
+  "test/picoclaw-config.test.ts",
   "test/secrets.test.ts",
   "test/plugins-anywhere.test.ts",
   "test/sdk-conformance.test.ts",
@@ -74,9 +80,7 @@ export default defineConfig({
           name: "process",
           include: PROCESS_TESTS,
           // One file at a time: these tests mostly wait on processes and sockets, so this
-          // costs little time, keeps them from starving each other of CPU, and keeps
-          // `npm start` (whose prestart rebuilds dist/) from rewriting dist/main.js while
-          // another file starts it.
+          // costs little time and keeps them from starving each other of CPU.
           maxWorkers: 1,
         },
       },

@@ -3,7 +3,7 @@ import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
 import type { FrontmatterKeys } from "./agents/frontmatter.js";
-import { toolTimeoutMs } from "./agents/policy.js";
+import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
@@ -231,6 +231,7 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
       baseDir: loaded.baseDir,
       env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
       callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
+      callTimeoutSetting: (tool) => toolTimeoutSetting(loaded.config.tools, tool),
       ...(loaded.config.tools.mcp.max_message_bytes === undefined ? {} : { maxMessageBytes: loaded.config.tools.mcp.max_message_bytes }),
     });
     const report = await startOrStop(hub, opts.signal);

@@ -27,7 +27,8 @@ export type { HistoryStore, HistoryPage, SessionInfo } from "./session/history.j
 export type { Subscription, OutboxItem } from "./runtime/outbox.js";
 export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 export type { AgentDefinition } from "./agents/agent.js";
-export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta } from "./models/provider.js";
-export type { ChatMessage, ToolCall, ToolSpec } from "./models/message.js";
+export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, Usage } from "./models/provider.js";
+export type { ChatMessage, ContentPart, Thinking, ToolCall, ToolSpec } from "./models/message.js";
+export type { ImageInput } from "./runtime/images.js";
 export { PicoclawError, ConfigError, ModelError, RequestError, AbortedError, TurnTimeoutError, type ErrorCode } from "./errors.js";
 export { createLogger, silentLogger, type Logger } from "./log.js";

@@ -32,7 +32,7 @@ describe("splitting a long text", () => {
     for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(36);
   });
 
-  it("every chunk fits, and without code blocks the chunks joined by line breaks are the text", () => {
+  it("every chunk fits, and without code blocks no line with text is lost or changed (blank lines between chunks may go)", () => {
     const line = fc.string({ unit: fc.constantFrom("a", "b", " ", "é", "😀", "*"), maxLength: 120 });
     fc.assert(
       fc.property(fc.array(line, { maxLength: 60 }), fc.integer({ min: 12, max: 200 }), (lines, limit) => {
@@ -40,7 +40,9 @@ describe("splitting a long text", () => {
         const chunks = splitText(text, limit);
         for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(limit);
         const fits = lines.every((l) => l.length <= limit - 4);
-        if (fits && text.trim() !== "") expect(chunks.join("\n").replace(/\n+/g, "\n").trim()).toBe(text.replace(/\n+/g, "\n").trim());
+        // A chunk of only white space is never sent, so a blank line at a cut may go; every line with text stays, in order.
+        const withText = (t: string) => t.split("\n").filter((l) => l.trim() !== "");
+        if (fits) expect(withText(chunks.join("\n"))).toEqual(withText(text));
       }),
     );
   });

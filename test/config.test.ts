@@ -99,7 +99,7 @@ describe("config validation", () => {
       load({
         gateway: { port: 70000, host: "" },
         agents: { defaults: { max_tool_iterations: 0 } },
-        model_list: [{ model_name: "x", provider: "gemini", model: "m" }],
+        model_list: [{ model_name: "x", provider: "acme", model: "m" }],
       }),
     );
     expect(problems).toEqual(
@@ -112,21 +112,26 @@ describe("config validation", () => {
     );
   });
 
-  it("rejects duplicate model names, unknown fallbacks and an unknown default model", () => {
+  it("rejects unknown fallbacks and an unknown default model; a second entry of one model_name is PicoClaw's load balancing: a warning, the first is used", () => {
     const problems = problemsOf(() =>
       load({
         agents: { defaults: { model_name: "gpt" } },
-        model_list: [
-          { model_name: "a", provider: "builtin", model: "scripted", fallbacks: ["zzz"] },
-          { model_name: "a", provider: "builtin", model: "scripted" },
-        ],
+        model_list: [{ model_name: "a", provider: "builtin", model: "scripted", fallbacks: ["zzz"] }],
       }),
     );
     expect(problems).toEqual([
-      'model_list[1].model_name: duplicate model_name "a" (also model_list[0])',
       'model_list[0].fallbacks[0]: unknown model_name "zzz"',
       'agents.defaults.model_name: unknown model_name "gpt"; model_list has: a',
     ]);
+    const twice = load({
+      agents: { defaults: { model_name: "a" } },
+      model_list: [
+        { model_name: "a", provider: "builtin", model: "first" },
+        { model_name: "a", provider: "builtin", model: "second" },
+      ],
+    });
+    expect(twice.config.model_list.map((m) => m.model)).toEqual(["first"]);
+    expect(twice.warnings).toContain("model_list[1] (a): a second entry of one model_name (PicoClaw's load balancing) is not supported; the first is used");
   });
 
   it("cross-field problems are reported alongside the others", () => {
@@ -134,15 +139,15 @@ describe("config validation", () => {
       load({
         gateway: { port: "x" },
         model_list: [
-          { model_name: "a", provider: "builtin", model: "s" },
-          { model_name: "a", provider: "builtin", model: "s" },
+          { model_name: "a", provider: "builtin", model: "s", fallbacks: ["b"] },
+          { model_name: "c", provider: "builtin", model: "s" },
         ],
       }),
     );
     expect(problems).toEqual([
       "gateway.port: expected number, received string",
-      'model_list[1].model_name: duplicate model_name "a" (also model_list[0])',
-      'agents.defaults.model_name: unknown model_name "local"; model_list has: a',
+      'model_list[0].fallbacks[0]: unknown model_name "b"',
+      'agents.defaults.model_name: unknown model_name "local"; model_list has: a, c',
     ]);
     expect(problemsOf(() => load({ gateway: { port: "x" } }, { PICOCLAW_AGENTS_DEFAULTS_MODEL_NAME: "gtp" }))).toEqual([
       "gateway.port: expected number, received string",

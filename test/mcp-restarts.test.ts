@@ -41,9 +41,9 @@ describe("MCP server restarts", () => {
 
     process.kill(first, "SIGKILL");
     await sleep.began(1);
-    expect(hub.status().fx).toMatchObject({ state: "restarting", reason: "it exited" });
-    expect(await run("mcp_fx_echo", { text: "anyone?" })).toEqual(restarting("fx", "it exited"));
-    expect(logger.lines).toContainEqual({ level: "warn", message: 'MCP server "fx" is down (it exited); restarting in 375 ms' });
+    expect(hub.status().fx).toMatchObject({ state: "restarting", reason: "it was killed by SIGKILL" });
+    expect(await run("mcp_fx_echo", { text: "anyone?" })).toEqual(restarting("fx", "it was killed by SIGKILL"));
+    expect(logger.lines).toContainEqual({ level: "warn", message: 'MCP server "fx" is down (it was killed by SIGKILL); restarting in 375 ms' });
 
     sleep.release();
     await eventually(() => expect(hub.status().fx!.state).toBe("up"));
@@ -59,12 +59,12 @@ describe("MCP server restarts", () => {
     const run = runner(hub);
     const crashes = async (round: number) => {
       expect(await run("mcp_fx_crash")).toEqual({
-        forLLM: 'MCP server "fx" stopped during the call (it exited: crashing on purpose); try again shortly',
+        forLLM: 'MCP server "fx" stopped during the call (it exited with code 3: crashing on purpose); try again shortly',
         silent: false,
         isError: true,
       });
       await sleep.began(round);
-      expect(await run("mcp_fx_add", { a: 1, b: 1 })).toEqual(restarting("fx", "it exited: crashing on purpose"));
+      expect(await run("mcp_fx_add", { a: 1, b: 1 })).toEqual(restarting("fx", "it exited with code 3: crashing on purpose"));
       sleep.release();
       await eventually(() => expect(hub.status().fx!.state).toBe("up"));
       expect((await run("mcp_fx_add", { a: 1, b: round })).forLLM).toBe(String(1 + round));
@@ -81,7 +81,7 @@ describe("MCP server restarts", () => {
     const report = await hub.start();
     expect(report).toEqual({
       tools: [],
-      warnings: [`MCP server "gated" did not start (it exited: gate ${gate} is closed); it is retried in the background`],
+      warnings: [`MCP server "gated" did not start (it exited with code 1: gate ${gate} is closed); it is retried in the background`],
     });
     const changes: McpToolsChange[] = [];
     hub.onToolsChanged((change) => changes.push(change));
@@ -89,7 +89,7 @@ describe("MCP server restarts", () => {
     await sleep.began(1);
     sleep.release();
     await sleep.began(2); // the first retry failed too
-    expect(hub.status().gated).toEqual({ state: "restarting", reason: `it exited: gate ${gate} is closed`, tools: [] });
+    expect(hub.status().gated).toEqual({ state: "restarting", reason: `it exited with code 1: gate ${gate} is closed`, tools: [] });
     writeFileSync(gate, "open");
     sleep.release();
 

@@ -132,13 +132,17 @@ describe("MCP servers over stdio (one hub, two servers running the fixture)", ()
     expect(toolOf(t.hub, "mcp_fx_slow").timeoutMs).toBe(60_000);
     const result = await run("mcp_quick_slow");
     expect(result.isError).toBe(true);
-    expect(result.forLLM).toBe('tool "mcp_quick_slow" did not finish within 250 ms (tools.mcp_quick_slow.timeout_ms); try again or do without it');
+    expect(result.forLLM).toBe('tool "mcp_quick_slow" did not finish within 250 ms (tools.mcp.servers.quick.timeout_ms); try again or do without it');
     await eventually(() => expect(t.logger.lines).toContainEqual({ level: "info", message: 'MCP server "quick" says: slow was cancelled' }));
   });
 
   it("without a tool set, the server's timeout_ms still bounds the call", async () => {
     const result = await toolOf(t.hub, "mcp_quick_slow").execute({ ms: 60_000 }, toolContext());
-    expect(result).toEqual({ forLLM: 'MCP server "quick" did not answer "slow" within 250 ms', silent: false, isError: true });
+    expect(result).toEqual({
+      forLLM: 'MCP server "quick" did not answer "slow" within 250 ms (tools.mcp.servers.quick.timeout_ms)',
+      silent: false,
+      isError: true,
+    });
   });
 
   it("aborting the call's signal ends it at once with the abort, and cancels it at the server", async () => {

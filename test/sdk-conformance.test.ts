@@ -4,7 +4,19 @@ import { describe, expect, it } from "vitest";
 import { AnthropicProvider } from "../src/models/anthropic.js";
 import { toAnthropic } from "../src/models/anthropic-messages.js";
 import { OpenAIProvider } from "../src/models/openai.js";
-import { anthropicMessage, anthropicSse, messageEnd, messageStart, textBlock, toolUseBlock } from "./support/fake-anthropic.js";
+import type { ChatMessage, ContentPart } from "../src/models/message.js";
+import {
+  anthropicMessage,
+  anthropicSse,
+  messageEnd,
+  messageStart,
+  redactedData,
+  redactedThinkingBlock,
+  signatureOf,
+  textBlock,
+  thinkingBlock,
+  toolUseBlock,
+} from "./support/fake-anthropic.js";
 import { completionChunk, sseChunks, toolCallCompletion } from "./support/fake-openai.js";
 import { SECRET_KEY, ask, fakeServer, modelEntry, toolRound, weatherTool } from "./support/models.js";
 
@@ -116,5 +128,81 @@ describe("the anthropic SDK and our adapter read the same stream into the same m
     const [fromSdk, fromUs] = server.requests;
     expect(fromUs!.body.messages).toEqual(fromSdk!.body.messages);
     expect(fromUs!.body.system).toEqual(fromSdk!.body.system);
+  });
+});
+
+describe("the SDKs and our adapters on thinking and images", () => {
+  it("the anthropic SDK assembles the same thinking, signature and redacted blocks from the same stream", async () => {
+    const chunks = anthropicSse([
+      messageStart(),
+      ...thinkingBlock(0, "First ", "Oslo."),
+      ...redactedThinkingBlock(1, "hidden"),
+      ...textBlock(2, "Checking."),
+      ...toolUseBlock(3, "toolu_1", "weather", '{"city":"Oslo"}'),
+      ...messageEnd("tool_use"),
+    ]);
+    const server = await fakeServer(() => ({ chunks }));
+    const client = new Anthropic({ baseURL: server.origin, apiKey: SECRET_KEY, maxRetries: 0 });
+    const sdk = await client.messages.stream({ model: "claude-fake", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).finalMessage();
+    const ours = await new AnthropicProvider(modelEntry("anthropic", server.url)).chat(ask());
+    const thinking = (ours.thinking?.format === "anthropic" ? ours.thinking.blocks : []).filter((b) => b.type === "thinking" || b.type === "redacted_thinking");
+    expect(thinking).toEqual(sdk.content.filter((b) => b.type === "thinking" || b.type === "redacted_thinking"));
+    expect(thinking).toHaveLength(2);
+  });
+
+  it("our converted conversation with thinking, images and cache breakpoints has the SDK's request types (checked by tsc), and the SDK sends it as we do", async () => {
+    const conversation: ChatMessage[] = [
+      { role: "system", content: "Be brief." },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Where is this?" },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${Buffer.from("png").toString("base64")}` } },
+          { type: "image_url", image_url: { url: "https://example.test/a.jpg" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: "Looking.",
+        tool_calls: [{ id: "toolu_1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }],
+        thinking: {
+          format: "anthropic",
+          blocks: [
+            { type: "thinking", thinking: "Oslo.", signature: signatureOf("Oslo.") },
+            { type: "redacted_thinking", data: redactedData("x") },
+            { type: "text", text: "Looking." },
+            { type: "tool_use", id: "toolu_1" },
+          ],
+        },
+      },
+      { role: "tool", tool_call_id: "toolu_1", content: "4°C" },
+    ];
+    const converted = toAnthropic(conversation, { cache: true });
+    const messages: Anthropic.MessageParam[] = converted.messages;
+    const system: string | Anthropic.TextBlockParam[] = converted.system!;
+    const server = await fakeServer(() => ({ chunks: anthropicSse([messageStart(), ...textBlock(0, "ok"), ...messageEnd("end_turn")]) }));
+    const client = new Anthropic({ baseURL: server.origin, apiKey: SECRET_KEY, maxRetries: 0 });
+    await client.messages.stream({ model: "claude-fake", max_tokens: 4096, system, messages }).finalMessage();
+    await new AnthropicProvider(modelEntry("anthropic", server.url, { cache: true })).chat(ask(conversation));
+    const [fromSdk, fromUs] = server.requests;
+    expect(fromUs!.body.messages).toEqual(fromSdk!.body.messages);
+    expect(fromUs!.body.system).toEqual(fromSdk!.body.system);
+  });
+
+  it("the openai SDK sends a message with image_url parts as we do (our parts have the SDK's type, checked by tsc)", async () => {
+    const content: ContentPart[] = [
+      { type: "text", text: "What is this?" },
+      { type: "image_url", image_url: { url: "https://example.test/a.jpg", detail: "low" } },
+    ];
+    const server = await fakeServer(() => ({
+      chunks: sseChunks([completionChunk({ role: "assistant", content: "A cat." }), completionChunk({}, { finish: "stop" })]),
+    }));
+    const client = new OpenAI({ baseURL: server.url, apiKey: SECRET_KEY, maxRetries: 0 });
+    await client.chat.completions
+      .stream({ model: "fake-model", messages: [{ role: "user", content }], stream_options: { include_usage: true } })
+      .finalChatCompletion();
+    await new OpenAIProvider(modelEntry("openai", server.url)).chat(ask([{ role: "user", content }]));
+    const [fromSdk, fromUs] = server.requests;
+    expect(fromUs!.body.messages).toEqual(fromSdk!.body.messages);
   });
 });

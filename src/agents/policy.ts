@@ -30,6 +30,12 @@ export function toolTimeoutMs(tools: ToolsConfig, tool: Pick<AnyTool, "name" | "
   return sectionOf(tools, tool.name)?.timeout_ms ?? tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
 }
 
+/** The config key whose value `toolTimeoutMs` gave (the one a user changes to give the tool more time). */
+export function toolTimeoutSetting(tools: ToolsConfig, tool: Pick<AnyTool, "name" | "timeoutSetting">): string {
+  if (sectionOf(tools, tool.name)?.timeout_ms !== undefined) return `tools.${tool.name}.timeout_ms`;
+  return tool.timeoutSetting ?? `tools.${tool.name}.timeout_ms`;
+}
+
 /**
  * The one effective-tool policy: a tool is effective for an agent when the
  * config enables it (tools.<name>.enabled, else the tool's own default) AND
@@ -91,6 +97,7 @@ export class ToolPolicy {
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.state ? { state: this.opts.state } : {}),
         timeoutMs: (tool) => this.timeoutMs(tool),
+        timeoutSetting: (tool) => toolTimeoutSetting(this.tools, tool),
         ...(this.tools.max_result_bytes === undefined ? {} : { maxResultBytes: this.tools.max_result_bytes }),
         ...(this.opts.redact ? { redact: this.opts.redact } : {}),
       });

@@ -4,6 +4,7 @@ import dotenv from "dotenv";
 import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
 import { type ToolSwitch, applyEnvOverrides } from "./env.js";
+import { fromPicoclaw } from "./picoclaw-compat.js";
 import { type Config, type ModelEntry, configSchema } from "./schema.js";
 import { collectSecrets } from "./secrets.js";
 import { type MissingVariable, type SubstitutedString, substituteVariables } from "./substitute.js";
@@ -76,6 +77,9 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError([`${found}: the config must be a JSON object`]);
   }
+  // A config written for PicoClaw reads as ours; what it has and we do not is a warning.
+  const compat = fromPicoclaw(raw as Record<string, unknown>);
+  raw = compat.config;
   const problems: string[] = [];
   const substituted = substituteVariables(raw, env);
   const resolvedRaw = substituted.value as Record<string, unknown>;
@@ -120,7 +124,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     baseDir,
     agentsDir: path.resolve(baseDir, config.agents.dir),
     env,
-    warnings: overrides.warnings,
+    warnings: [...compat.notes, ...overrides.warnings],
     unresolved,
     toolSwitches: overrides.toolSwitches,
     secrets: collectSecrets(config, {

@@ -37,6 +37,8 @@ export const agentsSchema = z
       .strictObject({
         model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
         max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
+        max_tokens: int(1, 10_000_000).optional().describe("max_tokens for every model entry that does not set its own (PicoClaw's place for it)."),
+        temperature: z.number().min(0).max(2).optional().describe("temperature for every model entry that does not set its own (PicoClaw's place for it)."),
         max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),
         max_history_bytes: int(16 * KiB, 64 * MiB)
           .default(4 * MiB)
@@ -120,6 +122,30 @@ export const modelEntrySchema = z.strictObject({
   extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
   stream: z.boolean().optional().describe("Ask the server to stream its answer (default true); false for a server whose streaming is broken."),
   fallbacks: z.array(z.string()).optional().describe("model_names tried in order when this one fails."),
+  vision: z
+    .boolean()
+    .optional()
+    .describe(
+      "false when the model takes no images: a message with images for it is refused (400) instead of failing at the provider (default true; the built-in model has none).",
+    ),
+  thinking: z
+    .strictObject({
+      budget_tokens: int(1024, 10_000_000).describe("Tokens the model may think with; at least 1024 and less than max_tokens."),
+    })
+    .optional()
+    .describe("anthropic: extended thinking; the signed thinking blocks go back with the rest of the turn, as the API requires with tools."),
+  cache: z
+    .boolean()
+    .optional()
+    .describe("anthropic: prompt caching; the tool list, the system prompt and the conversation so far are marked cacheable (default false)."),
+  max_tokens_field: z
+    .enum(["max_tokens", "max_completion_tokens"])
+    .optional()
+    .describe("openai: the field max_tokens is sent as (default max_completion_tokens for o-series and gpt-5 models, max_tokens for the rest)."),
+  reasoning_effort: z
+    .enum(["none", "minimal", "low", "medium", "high", "xhigh"])
+    .optional()
+    .describe("openai: sent as reasoning_effort, for reasoning models that take it."),
 });
 
 const toolGate = (enabled: boolean) => z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});

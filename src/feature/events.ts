@@ -27,7 +27,8 @@ export interface RuntimeEvents {
     iteration: number;
     toolCalls: number;
     durationMs: number;
-    usage?: { inputTokens?: number; outputTokens?: number };
+    /** Tokens as the provider counted them; the cache fields when it reports prompt caching. */
+    usage?: { inputTokens?: number; outputTokens?: number; cacheCreationInputTokens?: number; cacheReadInputTokens?: number };
   };
   "tool.start": Scope & { tool: string; callId: string };
   "tool.end": Scope & {

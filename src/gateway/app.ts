@@ -12,6 +12,7 @@ import { errorBody, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
+import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
 import { refuse } from "./refusal.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
@@ -40,6 +41,8 @@ const chatBody = z.object({
   message: z.string(),
   session: z.string().regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -").optional(),
   agent: z.string().min(1).optional(),
+  /** http(s) or data URLs; checked by the runtime (kind, size, count, the model's vision). */
+  images: z.array(imageSchema).optional(),
 });
 
 /**
@@ -88,6 +91,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       channel: "http",
       chatId: body.data.session ?? "default",
       text: body.data.message,
+      ...(body.data.images ? { images: body.data.images } : {}),
       signal: c.req.raw.signal,
     });
     return c.json({

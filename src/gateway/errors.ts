@@ -11,6 +11,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_json: 400,
   invalid_session_key: 400,
   agent_not_found: 404,
+  images_not_supported: 400,
   config_invalid: 500,
   listen_failed: 500,
   aborted: 503,

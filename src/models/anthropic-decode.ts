@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { ModelError } from "../errors.js";
+import { ThinkingReplay } from "./anthropic-thinking.js";
 import type { ResponseAssembler } from "./assembler.js";
 import { isEventStream, readEvents } from "./body.js";
 import { reportedError } from "./http-errors.js";
+import type { Usage } from "./provider.js";
 import type { ReadContext } from "./transport.js";
 import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js";
 
@@ -10,16 +12,20 @@ import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js
  * Reading an Anthropic Messages answer, streamed (`message_start`,
  * `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`) or
  * whole. Tool input arrives as `input_json_delta` fragments, joined and
- * checked when the block stops.
+ * checked when the block stops; thinking as `thinking_delta` and
+ * `signature_delta`, kept whole for the rest of the turn (ThinkingReplay).
  */
 
-const usage = z.looseObject({ input_tokens: z.number().nullish(), output_tokens: z.number().nullish() }).nullish();
+const count = z.number().nullish();
+const usage = z.looseObject({ input_tokens: count, output_tokens: count, cache_creation_input_tokens: count, cache_read_input_tokens: count }).nullish();
 const errorBody = z.looseObject({ type: z.unknown().optional(), message: z.unknown().optional() });
 
 const block = z.looseObject({
   type: z.string(),
   text: z.string().nullish(),
   thinking: z.string().nullish(),
+  signature: z.string().nullish(),
+  data: z.string().nullish(),
   id: z.string().nullish(),
   name: z.string().nullish(),
   input: z.unknown().optional(),
@@ -42,6 +48,7 @@ const eventSchema = z.discriminatedUnion("type", [
       text: z.string().nullish(),
       partial_json: z.string().nullish(),
       thinking: z.string().nullish(),
+      signature: z.string().nullish(),
     }),
   }),
   z.looseObject({ type: z.literal("content_block_stop"), index: z.number() }),
@@ -75,17 +82,30 @@ export async function readMessage(response: Response, out: ResponseAssembler, ct
     throw reportedError(ctx.modelName, parseWire(errorBody, (json as { error?: unknown }).error, ctx.modelName, "the error"), ctx.secrets);
   }
   const message = parseWire(messageSchema, json, ctx.modelName, "the answer");
+  const replay = new ThinkingReplay(out);
   message.content.forEach((b, index) => {
+    replay.start(index, b);
     if (b.type === "text") out.text(b.text);
-    else if (b.type === "thinking") out.reasoning(b.thinking);
     else if (b.type === "tool_use") out.toolCall({ index, id: b.id ?? undefined, name: b.name ?? undefined, arguments: b.input ?? {} });
   });
+  replay.settle();
   out.finish(finishReasonOf(message.stop_reason));
-  out.usage({ inputTokens: message.usage?.input_tokens ?? undefined, outputTokens: message.usage?.output_tokens ?? undefined });
+  out.usage(usageOf(message.usage));
+}
+
+/** Anthropic's usage in the core's words; counts it leaves out stay unset. */
+function usageOf(value: z.output<typeof usage>): Usage {
+  return {
+    inputTokens: value?.input_tokens ?? undefined,
+    outputTokens: value?.output_tokens ?? undefined,
+    cacheCreationInputTokens: value?.cache_creation_input_tokens ?? undefined,
+    cacheReadInputTokens: value?.cache_read_input_tokens ?? undefined,
+  };
 }
 
 async function readMessageStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   const toolBlocks = new Set<number>();
+  const replay = new ThinkingReplay(out);
   let stopped = false;
   await readEvents(
     response.body,
@@ -99,12 +119,12 @@ async function readMessageStream(response: Response, out: ResponseAssembler, ctx
       if (event.type !== "ping") ctx.activity();
       switch (event.type) {
         case "message_start":
-          out.usage({ inputTokens: event.message.usage?.input_tokens ?? undefined, outputTokens: event.message.usage?.output_tokens ?? undefined });
+          out.usage(usageOf(event.message.usage));
           break;
         case "content_block_start": {
           const b = event.content_block;
+          replay.start(event.index, b);
           if (b.type === "text") out.text(b.text);
-          else if (b.type === "thinking") out.reasoning(b.thinking);
           else if (b.type === "tool_use") {
             toolBlocks.add(event.index);
             const input = isNonEmptyObject(b.input) ? b.input : undefined;
@@ -114,8 +134,10 @@ async function readMessageStream(response: Response, out: ResponseAssembler, ctx
         }
         case "content_block_delta": {
           const d = event.delta;
-          if (d.type === "text_delta") out.text(d.text);
-          else if (d.type === "thinking_delta") out.reasoning(d.thinking);
+          if (d.type === "text_delta") {
+            out.text(d.text);
+            replay.text(event.index, d.text);
+          } else if (d.type === "thinking_delta" || d.type === "signature_delta") replay.delta(event.index, d);
           else if (d.type === "input_json_delta" && toolBlocks.has(event.index)) out.toolCall({ index: event.index, arguments: d.partial_json ?? "" });
           break;
         }
@@ -124,7 +146,7 @@ async function readMessageStream(response: Response, out: ResponseAssembler, ctx
           break;
         case "message_delta":
           out.finish(finishReasonOf(event.delta.stop_reason));
-          out.usage({ inputTokens: event.usage?.input_tokens ?? undefined, outputTokens: event.usage?.output_tokens ?? undefined });
+          out.usage(usageOf(event.usage));
           break;
         case "message_stop":
           stopped = true;
@@ -141,6 +163,7 @@ async function readMessageStream(response: Response, out: ResponseAssembler, ctx
   if (!stopped && !out.finished) {
     throw new ModelError("bad_response", ctx.modelName, "the stream ended before the answer was complete (no message_stop)");
   }
+  replay.settle();
 }
 
 /** The joined `input_json_delta` fragments must make one JSON object ("" means no input). */

@@ -24,14 +24,16 @@ export class AnthropicProvider extends HttpModelProvider {
     const headers: Record<string, string> = { ...this.baseHeaders(), "anthropic-version": ANTHROPIC_VERSION };
     if (this.entry.api_key) headers["x-api-key"] = this.entry.api_key;
 
-    const { system, messages } = toAnthropic(request.messages);
+    const cache = this.entry.cache === true;
+    const { system, messages } = toAnthropic(request.messages, { vision: this.vision, cache });
     const body: Record<string, unknown> = {
       model: this.entry.model,
       max_tokens: this.entry.max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
       ...(system === undefined ? {} : { system }),
       messages,
     };
-    if (request.tools.length > 0) body.tools = toAnthropicTools(request.tools);
+    if (request.tools.length > 0) body.tools = toAnthropicTools(request.tools, cache);
+    if (this.entry.thinking) body.thinking = { type: "enabled", budget_tokens: this.entry.thinking.budget_tokens };
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
     if (this.stream) body.stream = true;
     return {

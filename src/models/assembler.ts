@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ModelError } from "../errors.js";
 import { ANSWER_LIMITS, sizeName } from "./limits.js";
-import type { ToolCall } from "./message.js";
+import type { Thinking, ToolCall } from "./message.js";
 import type { ModelDelta, ModelResponse, Usage } from "./provider.js";
 
 /** A piece of a tool call as a server sends it; every field may be missing. */
@@ -22,6 +22,8 @@ interface Slot {
   arguments: string;
 }
 
+const USAGE_KEYS = ["inputTokens", "outputTokens", "cacheCreationInputTokens", "cacheReadInputTokens"] as const satisfies readonly (keyof Usage)[];
+
 export const makeCallId = (): string => `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
 
 /**
@@ -37,6 +39,8 @@ export class ResponseAssembler {
   /** Server index → slot currently bound to it. */
   private readonly byIndex = new Map<number, Slot>();
   private usageSeen: Usage | undefined;
+  private thinkingSeen: Thinking | undefined;
+  private reasoningReplay: "reasoning_content" | "reasoning" | undefined;
   private finishReason: string | undefined;
   private deliveredAny = false;
   /** UTF-8 bytes taken so far, for ANSWER_LIMITS. */
@@ -67,6 +71,25 @@ export class ResponseAssembler {
     this.reasoningBytes = this.bounded(this.reasoningBytes, text, ANSWER_LIMITS.reasoningBytes, "reasoning");
     this.reasonings.push(text);
     this.emit({ type: "reasoning", text });
+  }
+
+  /**
+   * Bytes of reasoning the caller never sees but the answer holds (signatures,
+   * redacted thinking): bounded with the reasoning, not handed on.
+   */
+  hiddenReasoning(text: string | null | undefined): void {
+    if (!text) return;
+    this.reasoningBytes = this.bounded(this.reasoningBytes, text, ANSWER_LIMITS.reasoningBytes, "reasoning");
+  }
+
+  /** What the provider must get back within the turn (its bytes went through `reasoning` / `hiddenReasoning`). */
+  thinking(thinking: Thinking): void {
+    this.thinkingSeen = thinking;
+  }
+
+  /** The reasoning text goes back to an OpenAI-compatible server in this field (the first one it used). */
+  reasoningField(field: "reasoning_content" | "reasoning"): void {
+    this.reasoningReplay ??= field;
   }
 
   /**
@@ -112,11 +135,14 @@ export class ResponseAssembler {
     return this.byIndex.get(index)?.arguments ?? "";
   }
 
+  /** Counts the answer's usage; a later report of a count replaces the earlier one (streams repeat them). */
   usage(usage: Usage): void {
     const next: Usage = { ...this.usageSeen };
-    if (typeof usage.inputTokens === "number") next.inputTokens = usage.inputTokens;
-    if (typeof usage.outputTokens === "number") next.outputTokens = usage.outputTokens;
-    if (next.inputTokens !== undefined || next.outputTokens !== undefined) this.usageSeen = next;
+    for (const key of USAGE_KEYS) {
+      const value = usage[key];
+      if (typeof value === "number") next[key] = value;
+    }
+    if (USAGE_KEYS.some((key) => next[key] !== undefined)) this.usageSeen = next;
   }
 
   finish(reason: string | null | undefined): void {
@@ -141,12 +167,15 @@ export class ResponseAssembler {
     });
     const text = this.texts.join("");
     const reasoning = this.reasonings.join("");
+    const thinking: Thinking | undefined =
+      this.thinkingSeen ?? (reasoning && this.reasoningReplay ? { format: "openai", field: this.reasoningReplay, text: reasoning } : undefined);
     // Some servers say "stop" although they called tools: the calls are what counts.
     const finishReason = toolCalls.length > 0 ? "tool_calls" : this.finishReason;
     return {
       text: text === "" && toolCalls.length > 0 ? null : text,
       toolCalls,
       ...(reasoning ? { reasoning } : {}),
+      ...(thinking ? { thinking } : {}),
       ...(this.usageSeen ? { usage: this.usageSeen } : {}),
       ...(finishReason ? { finishReason } : {}),
       modelName: this.modelName,

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from "./message.js";
+import { type ChatMessage, type ToolCall, textOf } from "./message.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
 
 /**
@@ -9,6 +9,9 @@ import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./p
  * working without any key.
  */
 export class BuiltinModel implements ModelProvider {
+  /** It reads text only. */
+  readonly vision = false;
+
   constructor(readonly name: string) {}
 
   async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
@@ -30,7 +33,7 @@ export class BuiltinModel implements ModelProvider {
         break;
       }
     }
-    const text = lastUser >= 0 ? (messages[lastUser] as { content: string }).content : "";
+    const text = lastUser >= 0 ? textOf(messages[lastUser]!.content) : "";
     if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
     if (!script)

@@ -3,35 +3,11 @@ import type { ModelEntry } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import { AnthropicProvider } from "./anthropic.js";
 import { BuiltinModel } from "./builtin.js";
+import { entryProblems } from "./entry-check.js";
 import { FallbackProvider } from "./fallback.js";
 import { OpenAIProvider } from "./openai.js";
 import type { ModelProvider } from "./provider.js";
 import type { TransportOptions } from "./transport.js";
-
-/** What HTTP cannot carry, as it would otherwise surface (with the secret in it) from the first request. */
-const UNSENDABLE = /[^\t\x20-\x7e\x80-\xff]/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/** Problems with an entry that would make every request fail; messages never quote a secret. */
-function entryProblems(entry: ModelEntry): string[] {
-  const problems: string[] = [];
-  if (entry.api_base !== undefined) {
-    if (!URL.canParse(entry.api_base)) problems.push(`api_base: not a URL: ${JSON.stringify(entry.api_base)}`);
-    else {
-      const url = new URL(entry.api_base);
-      if (url.protocol !== "http:" && url.protocol !== "https:") problems.push("api_base: must be an http:// or https:// URL");
-      if (url.username || url.password) problems.push("api_base: must not hold a user name or password; send credentials with api_key or custom_headers");
-    }
-  }
-  if (entry.api_key !== undefined && UNSENDABLE.test(entry.api_key)) {
-    problems.push("api_key: holds a line break or another character an HTTP header cannot carry (check the variable it comes from)");
-  }
-  for (const [name, value] of Object.entries(entry.custom_headers ?? {})) {
-    if (!HEADER_NAME.test(name)) problems.push(`custom_headers: ${JSON.stringify(name)} is not a valid header name`);
-    else if (UNSENDABLE.test(value)) problems.push(`custom_headers.${name}: holds a line break or another character an HTTP header cannot carry`);
-  }
-  return problems;
-}
 
 /** What the HTTP providers share: the network, waiting and randomness (tests inject fast ones). */
 export type ModelCatalogOptions = TransportOptions;
@@ -80,8 +56,16 @@ export class ModelCatalog {
     return provider;
   }
 
-  private create(entry: ModelEntry): ModelProvider {
-    const index = this.loaded.config.model_list.indexOf(entry);
+  private create(written: ModelEntry): ModelProvider {
+    const index = this.loaded.config.model_list.indexOf(written);
+    // agents.defaults.max_tokens / temperature apply to an entry that sets none of its own
+    // (not the temperature to one that thinks: the Messages API refuses it with thinking on).
+    const { max_tokens, temperature } = this.loaded.config.agents.defaults;
+    const entry: ModelEntry = {
+      ...written,
+      ...(written.max_tokens === undefined && max_tokens !== undefined ? { max_tokens } : {}),
+      ...(written.temperature === undefined && temperature !== undefined && !written.thinking ? { temperature } : {}),
+    };
     const problems = entryProblems(entry).map((p) => `model_list[${index}].${p}`);
     if (problems.length > 0) throw new ConfigError(problems);
     switch (entry.provider) {
@@ -90,9 +74,6 @@ export class ModelCatalog {
       case "openai":
         return new OpenAIProvider(entry, this.opts);
       case "anthropic":
-        if (entry.temperature !== undefined && entry.temperature > 1) {
-          throw new ConfigError([`model_list[${index}].temperature: must be <= 1 for provider "anthropic"`]);
-        }
         return new AnthropicProvider(entry, this.opts);
     }
   }

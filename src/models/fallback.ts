@@ -18,12 +18,15 @@ export interface FallbackCandidate {
  */
 export class FallbackProvider implements ModelProvider {
   readonly name: string;
+  /** The entry's own: the gateway refuses images for it; a fallback without vision gets notes in their place. */
+  readonly vision: boolean;
 
   constructor(
     private readonly primary: ModelProvider,
     private readonly fallbacks: readonly FallbackCandidate[],
   ) {
     this.name = primary.name;
+    this.vision = primary.vision !== false;
   }
 
   async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {

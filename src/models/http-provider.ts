@@ -10,6 +10,7 @@ import { DEFAULT_MAX_DURATION_MS, DEFAULT_REQUEST_TIMEOUT_MS, ModelTransport, ty
  */
 export abstract class HttpModelProvider implements ModelProvider {
   readonly name: string;
+  readonly vision: boolean;
   protected readonly url: string;
   protected readonly stream: boolean;
   private readonly transport: ModelTransport;
@@ -20,6 +21,7 @@ export abstract class HttpModelProvider implements ModelProvider {
     endpoint: { defaultBase: string; path: string },
   ) {
     this.name = entry.model_name;
+    this.vision = entry.vision !== false;
     this.url = `${(entry.api_base ?? endpoint.defaultBase).replace(/\/+$/, "")}${endpoint.path}`;
     this.stream = entry.stream !== false;
     const timeouts = { idleMs: entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, maxDurationMs: entry.max_duration ?? DEFAULT_MAX_DURATION_MS };

@@ -9,10 +9,30 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A piece of a user message: text, or an image by URL (`https://...` or a `data:image/...;base64,` URL). */
+export type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } };
+
+/** A thinking block of an Anthropic answer, exactly as received (the signature proves it unaltered). */
+export type ThinkingBlock = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+
+/** An Anthropic answer's content block as kept for the rest of the turn: thinking whole, text whole, tool_use by id (its input is the call's arguments). */
+export type ReplayBlock = ThinkingBlock | { type: "text"; text: string } | { type: "tool_use"; id: string };
+
+/**
+ * What a model thought before an answer, as its provider sent it, for that
+ * provider to get back in the next request of the same turn (Anthropic
+ * requires its signed thinking blocks with tool use; DeepSeek-style servers
+ * their `reasoning_content`). Only adapters read it; it is never shown to a
+ * user and is dropped when the turn's messages enter the history.
+ */
+export type Thinking =
+  /** The answer's content blocks in the order received. */
+  { format: "anthropic"; blocks: ReplayBlock[] } | { format: "openai"; field: "reasoning_content" | "reasoning"; text: string };
+
 export type ChatMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "user"; content: string | ContentPart[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; thinking?: Thinking }
   | { role: "tool"; tool_call_id: string; content: string; is_error?: boolean };
 
 /** A tool as the model is told about it. */
@@ -21,4 +41,18 @@ export interface ToolSpec {
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+}
+
+/** The text of a message's content (a user message's text parts, joined by blank lines). */
+export function textOf(content: string | readonly ContentPart[] | null): string {
+  if (content === null) return "";
+  if (typeof content === "string") return content;
+  return content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("\n\n");
+}
+
+/** The message without what only the rest of its turn needs (its thinking); the same object when there is none. */
+export function withoutThinking(message: ChatMessage): ChatMessage {
+  if (message.role !== "assistant" || message.thinking === undefined) return message;
+  const { thinking: _dropped, ...kept } = message;
+  return kept;
 }

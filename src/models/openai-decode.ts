@@ -42,7 +42,15 @@ const errorField = z.union([
   z.looseObject({ message: z.unknown().optional(), code: z.unknown().optional(), type: z.unknown().optional(), status: z.unknown().optional() }),
 ]);
 
-const usage = z.looseObject({ prompt_tokens: z.number().nullish(), completion_tokens: z.number().nullish() });
+const count = z.number().nullish();
+const usage = z.looseObject({
+  prompt_tokens: count,
+  completion_tokens: count,
+  /** OpenAI's prompt caching. */
+  prompt_tokens_details: z.looseObject({ cached_tokens: count }).nullish(),
+  /** DeepSeek's. */
+  prompt_cache_hit_tokens: count,
+});
 
 const chunkSchema = z.looseObject({
   choices: z.array(z.looseObject({ index: z.number().nullish(), delta: messagePart.nullish(), finish_reason: text })).nullish(),
@@ -100,7 +108,14 @@ async function readChatStream(response: Response, out: ResponseAssembler, ctx: R
 
 /** A whole message and a delta have the same fields: both go through here. */
 function applyMessage(message: MessagePart, out: ResponseAssembler): void {
-  out.reasoning(message.reasoning_content || message.reasoning);
+  // Servers name the field differently (DeepSeek, vLLM: reasoning_content; Ollama, OpenRouter: reasoning); it goes back as it came.
+  if (message.reasoning_content) {
+    out.reasoningField("reasoning_content");
+    out.reasoning(message.reasoning_content);
+  } else if (message.reasoning) {
+    out.reasoningField("reasoning");
+    out.reasoning(message.reasoning);
+  }
   if (typeof message.content === "string") out.text(message.content);
   else for (const part of message.content ?? []) if (part.type === "text" || part.type == null) out.text(part.text);
   out.text(message.refusal);
@@ -116,5 +131,9 @@ function applyMessage(message: MessagePart, out: ResponseAssembler): void {
 
 function applyUsage(value: z.output<typeof usage> | null | undefined, out: ResponseAssembler): void {
   if (!value) return;
-  out.usage({ inputTokens: value.prompt_tokens ?? undefined, outputTokens: value.completion_tokens ?? undefined });
+  out.usage({
+    inputTokens: value.prompt_tokens ?? undefined,
+    outputTokens: value.completion_tokens ?? undefined,
+    cacheReadInputTokens: value.prompt_tokens_details?.cached_tokens ?? value.prompt_cache_hit_tokens ?? undefined,
+  });
 }

@@ -1,11 +1,26 @@
 import type { ModelEntry } from "../config/schema.js";
+import { ModelError } from "../errors.js";
+import { visibleContent } from "./content.js";
+import { detailOf, restate } from "./http-errors.js";
+import { HttpModelProvider } from "./http-provider.js";
 import type { ChatMessage } from "./message.js";
 import { readChatCompletion } from "./openai-decode.js";
-import { HttpModelProvider } from "./http-provider.js";
-import type { ModelRequest } from "./provider.js";
+import type { ModelDelta, ModelRequest, ModelResponse } from "./provider.js";
 import { type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
 
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
+
+/**
+ * OpenAI's reasoning models (o1, o3, o4-mini..., gpt-5...) refuse
+ * `max_tokens` and want `max_completion_tokens`. Matched on the model id as
+ * OpenAI names it: behind a router (`openai/o3`) the router's own field applies.
+ */
+const COMPLETION_TOKENS_MODELS = /^(o\d|gpt-5)/i;
+
+/** The field an entry's max_tokens is sent as: its `max_tokens_field`, else the known-models rule. */
+export function maxTokensField(entry: Pick<ModelEntry, "model" | "max_tokens_field">): "max_tokens" | "max_completion_tokens" {
+  return entry.max_tokens_field ?? (COMPLETION_TOKENS_MODELS.test(entry.model) ? "max_completion_tokens" : "max_tokens");
+}
 
 /**
  * Any OpenAI-compatible chat-completions server (OpenAI, Ollama, vLLM,
@@ -18,6 +33,14 @@ export class OpenAIProvider extends HttpModelProvider {
     super(entry, opts, { defaultBase: OPENAI_DEFAULT_BASE, path: "/chat/completions" });
   }
 
+  override async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    try {
+      return await super.chat(request, onDelta);
+    } catch (error) {
+      throw withHint(error);
+    }
+  }
+
   /** The request exactly as it goes on the wire (OpenAI chat completions). */
   wire(request: ModelRequest): WireRequest {
     const headers = this.baseHeaders();
@@ -25,7 +48,7 @@ export class OpenAIProvider extends HttpModelProvider {
 
     const body: Record<string, unknown> = {
       model: this.entry.model,
-      messages: request.messages.map(toWire),
+      messages: request.messages.map((message) => toWire(message, this.vision)),
     };
     if (request.tools.length > 0) {
       body.tools = request.tools.map((tool) => ({
@@ -33,8 +56,9 @@ export class OpenAIProvider extends HttpModelProvider {
         function: { name: tool.name, description: tool.description, parameters: tool.parameters },
       }));
     }
-    if (this.entry.max_tokens !== undefined) body.max_tokens = this.entry.max_tokens;
+    if (this.entry.max_tokens !== undefined) body[maxTokensField(this.entry)] = this.entry.max_tokens;
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
+    if (this.entry.reasoning_effort !== undefined) body.reasoning_effort = this.entry.reasoning_effort;
     if (this.stream) {
       body.stream = true;
       body.stream_options = { include_usage: true };
@@ -48,16 +72,38 @@ export class OpenAIProvider extends HttpModelProvider {
   }
 }
 
-/** Our messages in the exact wire shape (internal-only fields such as `is_error` dropped). */
-export function toWire(message: ChatMessage): Record<string, unknown> {
+/**
+ * Our messages in the exact wire shape (internal-only fields such as
+ * `is_error` dropped). An answer's reasoning goes back in the field it came
+ * in (servers such as DeepSeek require it with tool calls, within the turn).
+ */
+export function toWire(message: ChatMessage, vision = true): Record<string, unknown> {
   switch (message.role) {
-    case "assistant":
+    case "assistant": {
+      const reasoning = message.thinking?.format === "openai" ? { [message.thinking.field]: message.thinking.text } : {};
       return message.tool_calls?.length
-        ? { role: "assistant", content: message.content, tool_calls: message.tool_calls }
-        : { role: "assistant", content: message.content ?? "" };
+        ? { role: "assistant", content: message.content, ...reasoning, tool_calls: message.tool_calls }
+        : { role: "assistant", content: message.content ?? "", ...reasoning };
+    }
     case "tool":
       return { role: "tool", tool_call_id: message.tool_call_id, content: message.content };
+    case "user":
+      return { role: "user", content: visibleContent(message.content, vision) };
     default:
       return { role: message.role, content: message.content };
   }
+}
+
+/** A server that refuses max_tokens (or max_completion_tokens) gets an error that says which entry option fixes it. */
+function withHint(error: unknown): unknown {
+  if (!(error instanceof ModelError) || error.errorClass !== "bad_request") return error;
+  const detail = detailOf(error);
+  let wanted: string | undefined;
+  if (/\bmax_tokens'? is not supported|use '?max_completion_tokens'? instead/i.test(detail)) wanted = "max_completion_tokens";
+  else if (
+    /(unrecognized|unsupported|unknown|not supported|not permitted|extra).*max_completion_tokens|max_completion_tokens'? is not supported/i.test(detail)
+  ) {
+    wanted = "max_tokens";
+  }
+  return wanted ? restate(error, `${detail} (set "max_tokens_field": "${wanted}" on this model entry)`) : error;
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall, ToolSpec } from "./message.js";
+import type { ChatMessage, Thinking, ToolCall, ToolSpec } from "./message.js";
 
 export interface ModelRequest {
   messages: readonly ChatMessage[];
@@ -13,9 +13,14 @@ export type ModelDelta =
   | { type: "reasoning"; text: string }
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments?: string };
 
+/** Tokens as the provider counted them (Anthropic's inputTokens leave out the cached ones; OpenAI's include them). */
 export interface Usage {
   inputTokens?: number;
   outputTokens?: number;
+  /** Input tokens written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
+  cacheCreationInputTokens?: number;
+  /** Input tokens read from the provider's prompt cache (`cache_read_input_tokens`; OpenAI's `cached_tokens`). */
+  cacheReadInputTokens?: number;
 }
 
 export interface ModelResponse {
@@ -24,6 +29,8 @@ export interface ModelResponse {
   toolCalls: ToolCall[];
   /** Reasoning the model exposed, kept apart from the answer. */
   reasoning?: string;
+  /** The reasoning as the provider must get it back within the turn (see `Thinking`). */
+  thinking?: Thinking;
   usage?: Usage;
   finishReason?: string;
   /** The model_name of the entry that answered (differs from the asked one after a fallback). */
@@ -38,5 +45,7 @@ export interface ModelResponse {
 export interface ModelProvider {
   /** The model_name this provider serves. */
   readonly name: string;
+  /** False when the model takes no images (the entry's `vision: false`, the built-in model). */
+  readonly vision?: boolean;
   chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse>;
 }

@@ -39,7 +39,7 @@ export class ContextFitter {
   forTurn(provider: ModelProvider, modelName: string, sessionKey: string): ModelProvider {
     const entry = this.config.model_list.find((m) => m.model_name === modelName);
     const window = entry?.context_window ?? DEFAULT_CONTEXT_WINDOW;
-    const answer = entry?.max_tokens ?? Math.min(DEFAULT_ANSWER_TOKENS, Math.floor(window / 4));
+    const answer = entry?.max_tokens ?? this.config.agents.defaults.max_tokens ?? Math.min(DEFAULT_ANSWER_TOKENS, Math.floor(window / 4));
     const summarize = this.config.agents.defaults.summarize ? { history: this.history, sessionKey } : undefined;
     return new FittedProvider(provider, this.gauge, window, answer, summarize);
   }

@@ -8,6 +8,7 @@ import type { HistoryStore } from "../session/history.js";
 import type { Timer } from "../signals.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
+import type { ImageInput } from "./images.js";
 
 /** What a runtime is made of, what a message is and what it gets back. */
 
@@ -43,6 +44,8 @@ export interface MessageInput {
   channel: string;
   chatId: string;
   text: string;
+  /** Images sent with the text (checked: count, kind, size; refused for an agent whose model has no vision). */
+  images?: readonly ImageInput[];
   signal?: AbortSignal;
 }
 

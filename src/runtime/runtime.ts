@@ -268,6 +268,11 @@ export class Runtime {
     const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
     if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
     const matched = this.commands.match(input.text);
+    const images = input.images ?? [];
+    if (images.length > 0) {
+      if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
+      this.turns.acceptImages(agent, images);
+    }
     const stop = matched && !matched.command.locked ? undefined : this.stops.hold(rootKey(sessionKey));
     // One signal for the whole message: the client, the session's stop switch, shutdown.
     const joined = joinSignals([this.shutdown.signal, stop?.signal, input.signal]);
@@ -285,7 +290,7 @@ export class Runtime {
       if (matched) {
         reply = await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal });
         deliver({ from: "command", text: reply });
-      } else reply = await this.turns.run(agent, sessionKey, input.text, signal, deliver);
+      } else reply = await this.turns.run(agent, sessionKey, input.text, signal, deliver, images);
       // Taken while the message still holds the session: after /clear (which dropped them) there are none.
       return { reply, earlier: this.outbox.drain(sessionKey) };
     };

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../models/message.js";
+import { type ChatMessage, textOf } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 
 /**
@@ -20,7 +20,8 @@ const MESSAGE_CHARS = 4_000;
 
 function line(message: ChatMessage): string {
   const cut = (text: string) => (text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS)} [...]` : text);
-  const text = typeof message.content === "string" ? message.content : "";
+  const pictures = Array.isArray(message.content) ? message.content.filter((part) => part.type !== "text").length : 0;
+  const text = textOf(message.content) + (pictures > 0 ? ` [${pictures} image(s)]` : "");
   switch (message.role) {
     case "user":
       return `User: ${cut(text)}`;

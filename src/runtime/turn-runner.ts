@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
-import { messageOf } from "../errors.js";
+import { RequestError, messageOf } from "../errors.js";
 import type { EventBus } from "../feature/events.js";
 import type { Clock, Delivery } from "../feature/feature.js";
 import type { HistoryStore } from "../session/history.js";
@@ -9,6 +9,7 @@ import { isSubagentKey } from "../session/key.js";
 import type { SessionState } from "../session/state.js";
 import type { Timer } from "../signals.js";
 import type { ContextFitter } from "./context-provider.js";
+import { type ImageInput, checkImages } from "./images.js";
 import type { ModelSource } from "./options.js";
 import { runTurn } from "./turn.js";
 import type { Work } from "./work.js";
@@ -40,7 +41,28 @@ export interface TurnDeps {
 export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
-  async run(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal, deliver: (d: Delivery) => void): Promise<string> {
+  /** Throws a 400 when images cannot go to this agent's model: bad ones, too many, or a model without vision. */
+  acceptImages(agent: AgentDefinition, images: readonly ImageInput[]): void {
+    checkImages(images);
+    const modelName = this.deps.modelNameOf(agent);
+    if (this.deps.models.get(modelName).vision !== false) return;
+    const index = this.deps.config.model_list.findIndex((m) => m.model_name === modelName);
+    const entry = this.deps.config.model_list[index];
+    const why = entry?.provider === "builtin" ? "the built-in model reads text only" : `model_list[${index}].vision is false`;
+    throw new RequestError(
+      "images_not_supported",
+      `agent "${agent.id}" answers with model "${modelName}", which takes no images (${why}); send the text alone, or give the agent a model with vision`,
+    );
+  }
+
+  async run(
+    agent: AgentDefinition,
+    sessionKey: string,
+    text: string,
+    signal: AbortSignal,
+    deliver: (d: Delivery) => void,
+    images: readonly ImageInput[] = [],
+  ): Promise<string> {
     const { deps } = this;
     const turnId = deps.ids();
     const started = deps.clock.now();
@@ -58,6 +80,7 @@ export class TurnRunner {
         agent,
         sessionKey,
         text,
+        images,
         signal,
         provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
         tools: deps.policy.toolSet(agent, isSubagentKey(sessionKey)),

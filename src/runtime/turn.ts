@@ -2,17 +2,20 @@ import type { AgentDefinition } from "../agents/agent.js";
 import type { EventBus } from "../feature/events.js";
 import type { Delivery } from "../feature/feature.js";
 import { TurnTimeoutError } from "../errors.js";
-import type { ChatMessage } from "../models/message.js";
+import { type ChatMessage, type ContentPart, withoutThinking } from "../models/message.js";
 import type { ModelProvider } from "../models/provider.js";
 import type { HistoryStore } from "../session/history.js";
 import { type Timer, joinSignals } from "../signals.js";
 import type { CallObserver, CallScope, ToolSet } from "../tools/tool-set.js";
+import type { ImageInput } from "./images.js";
 
 export interface TurnInput {
   turnId: string;
   agent: AgentDefinition;
   sessionKey: string;
   text: string;
+  /** Images sent with the message (checked by the runtime before the turn). */
+  images?: readonly ImageInput[];
   signal: AbortSignal;
   provider: ModelProvider;
   tools: ToolSet;
@@ -69,7 +72,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
   const history = input.history.get(sessionKey);
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
-  const added: ChatMessage[] = [{ role: "user", content: input.text }];
+  const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();
   const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, agent.id, sessionKey) };
 
@@ -93,12 +96,18 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       // Say so when the model ran out of output room: a cut-off answer must not pass as a whole one.
       if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
       added.push({ role: "assistant", content: reply });
-      await input.history.append(sessionKey, added);
+      await input.history.append(sessionKey, added.map(withoutThinking));
       if (reply) input.deliver({ from: "agent", text: reply });
       return { reply, hitLimit: false };
     }
 
-    added.push({ role: "assistant", content: response.text || null, tool_calls: response.toolCalls });
+    // The model's thinking goes back with the rest of the turn (Anthropic requires it with tools), and no further.
+    added.push({
+      role: "assistant",
+      content: response.text || null,
+      tool_calls: response.toolCalls,
+      ...(response.thinking ? { thinking: response.thinking } : {}),
+    });
     // The calls of one answer run side by side (a model asks for several only when they are
     // independent, e.g. a fan-out of subagents); they start in order, and their results go
     // back, and reach the user, in the order the model asked.
@@ -118,9 +127,18 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   signal.throwIfAborted();
   const reply = limitReply(input.maxIterations);
   added.push({ role: "assistant", content: reply });
-  await input.history.append(sessionKey, added);
+  await input.history.append(sessionKey, added.map(withoutThinking));
   input.deliver({ from: "agent", text: reply });
   return { reply, hitLimit: true };
+}
+
+/** The user's message as the model gets it: its text, or its text and images as parts. */
+function userContent(text: string, images: readonly ImageInput[]): string | ContentPart[] {
+  if (images.length === 0) return text;
+  return [
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+    ...images.map((image): ContentPart => ({ type: "image_url", image_url: { url: image.url, ...(image.detail ? { detail: image.detail } : {}) } })),
+  ];
 }
 
 /** A tool set's calls as runtime events. */

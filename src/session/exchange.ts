@@ -49,10 +49,26 @@ const bytesOf = (messages: readonly ChatMessage[]) => messages.reduce((sum, m) =
 export function fitExchange(exchange: readonly ChatMessage[], limits: HistoryLimits): ChatMessage[] {
   let fitted = exchange.length > limits.maxMessages ? essentials(exchange) : [...exchange];
   if (bytesOf(fitted) <= limits.maxBytes) return fitted;
-  const cut = cutTexts(fitted, limits.maxBytes);
+  let cut = cutTexts(fitted, limits.maxBytes);
+  if (bytesOf(cut) <= limits.maxBytes) return cut;
+  // Images are never cut (half an image is none): each becomes a note.
+  fitted = fitted.map((m) => withoutImages(m, limits.maxBytes));
+  cut = cutTexts(fitted, limits.maxBytes);
   if (bytesOf(cut) <= limits.maxBytes) return cut;
   fitted = essentials(fitted);
   return cutTexts(fitted, limits.maxBytes);
+}
+
+/** The note that replaces an image left out to fit. */
+export function imageNote(urlBytes: number, maxBytes: number): string {
+  return `[an image was left out: it took ${urlBytes} bytes; a session's history keeps at most ${maxBytes} (agents.defaults.max_history_bytes)]`;
+}
+
+/** A user message with images as text: its text parts, and a note in place of each image. */
+function withoutImages(message: ChatMessage, maxBytes: number): ChatMessage {
+  if (message.role !== "user" || typeof message.content === "string") return message;
+  const text = message.content.map((part) => (part.type === "text" ? part.text : imageNote(utf8Bytes(part.image_url.url), maxBytes))).join("\n\n");
+  return { ...message, content: text };
 }
 
 /** The user message and the final reply (the last assistant message without tool calls after it), if any. */

@@ -30,6 +30,8 @@ export interface ToolSetOptions {
   now?: () => number;
   /** The time limit of one call of `tool` in ms (0: none). */
   timeoutMs?: (tool: AnyTool) => number;
+  /** The config key that set that limit, named in the time-out message. */
+  timeoutSetting?: (tool: AnyTool) => string;
   /** Where `ctx.state` keeps each tool's per-session state. */
   state?: ToolStates;
   /** The most UTF-8 bytes a result's text keeps (tools.max_result_bytes; default 64 KiB); the rest is cut, with a note. */
@@ -68,6 +70,7 @@ export class ToolSet {
   private specCache: ToolSpec[] | undefined;
   private readonly now: () => number;
   private readonly timeoutMs: (tool: AnyTool) => number;
+  private readonly timeoutSetting: (tool: AnyTool) => string;
   private readonly state: ToolStates;
   private readonly maxResultBytes: number;
   private readonly redact: Redact;
@@ -76,6 +79,7 @@ export class ToolSet {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
     this.now = opts.now ?? Date.now;
     this.timeoutMs = opts.timeoutMs ?? ((tool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
+    this.timeoutSetting = opts.timeoutSetting ?? ((tool) => tool.timeoutSetting ?? `tools.${tool.name}.timeout_ms`);
     this.state = opts.state ?? new ToolStates();
     this.maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.redact = opts.redact ?? noRedaction;
@@ -166,7 +170,7 @@ export class ToolSet {
       if (limit > 0) {
         timer = setTimeout(() => {
           stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
-          resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (tools.${tool.name}.timeout_ms); try again or do without it`));
+          resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (${this.timeoutSetting(tool)}); try again or do without it`));
         }, limit);
       }
     });

@@ -82,6 +82,8 @@ export interface Tool<Args = unknown, Output extends ToolOutput = ToolOutput> {
    * with limits of their own, such as subagents). Default 60 s.
    */
   readonly timeoutMs?: number;
+  /** The config key that set `timeoutMs` (an MCP server's `timeout_ms`), named when a call runs out of time. */
+  readonly timeoutSetting?: string;
   /** Offered only in a user's own session, never to a subagent (spawn: a child's one turn could not take its result). */
   readonly notInSubagents?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<Output> | Output;

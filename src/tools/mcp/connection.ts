@@ -11,7 +11,7 @@ import { type Listing, listRemoteTools } from "./listing.js";
 import { formatBytes } from "../result-size.js";
 import { tooLarge, tooLargeMessage } from "./message-size.js";
 import { type McpCallAnswer, mcpResult } from "./result.js";
-import { type TransportContext, openTransport } from "./transport.js";
+import { type TransportContext, exitWords, openTransport } from "./transport.js";
 
 const CLIENT_INFO = { name: "picoclaw-ts", version: "0.1.0" };
 /** The longest delay a timer takes; stands for "no limit". */
@@ -38,6 +38,8 @@ export interface ConnectionOptions {
 interface Session {
   client: Client;
   kind: "stdio" | "http";
+  /** How the process ended, once it has (stdio). */
+  exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
   lastWords: string;
   /** The last stderr line that reads like an error (`Error: ...`, `ModuleNotFoundError: ...`). */
   errorLine?: string;
@@ -116,7 +118,7 @@ export class McpConnection {
   }
 
   /** Calls tool `tool`; every failure but an abort of `signal` is an error result. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<ToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number, setting?: string): Promise<ToolResult> {
     const state = this.state;
     if (state.kind !== "up") return toolResult.error(this.unavailable());
     const timeout = timeoutMs > 0 ? timeoutMs : NO_LIMIT_MS;
@@ -133,7 +135,7 @@ export class McpConnection {
         return toolResult.error(this.unavailable());
       }
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return toolResult.error(`${server} did not answer "${tool}" within ${timeout} ms`);
+        return toolResult.error(`${server} did not answer "${tool}" within ${timeout} ms${setting ? ` (${setting})` : ""}`);
       }
       const big = error instanceof McpError ? tooLarge(error.data) : undefined;
       if (big) return toolResult.error(tooLargeMessage(this.name, tool, big.limit, big.bytes));
@@ -183,7 +185,7 @@ export class McpConnection {
       throw new StartFailure(`it could not be started: ${messageOf(error)}`, { cause: error });
     }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const session: Session = { client, kind: opened.kind, lastWords: "" };
+    const session: Session = { client, kind: opened.kind, exit: opened.exit, lastWords: "" };
     if (opened.stderr) this.listen(opened.stderr, session);
     client.onclose = () => this.lost(session);
     client.onerror = (error) => {
@@ -217,7 +219,7 @@ export class McpConnection {
   private failure(error: unknown, session: Session): string {
     const said = this.lastWords(session);
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return session.kind === "stdio" ? `it exited${said}` : "its connection closed";
+      return session.kind === "stdio" ? `${exitWords(session.exit())}${said}` : "its connection closed";
     }
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return `it did not answer within ${this.opts.startTimeoutMs} ms${said}`;
@@ -261,7 +263,7 @@ export class McpConnection {
   private lost(session: Session, why?: string): void {
     if (this.state.kind !== "up" || this.state.session !== session) return;
     const said = this.lastWords(session);
-    const reason = why ?? (session.kind === "stdio" ? `it exited${said}` : "its connection closed");
+    const reason = why ?? (session.kind === "stdio" ? `${exitWords(session.exit())}${said}` : "its connection closed");
     if (this.opts.clock.now() - this.state.since >= this.opts.stableMs) this.opts.backoff.reset();
     this.down(reason);
     void session.client.close().catch(() => {});

@@ -37,6 +37,8 @@ export interface McpHubOptions {
    * Pass the policy's `timeoutMs` so `tools.<name>.timeout_ms` counts too.
    */
   callTimeoutMs?: (tool: AnyTool) => number;
+  /** The config key that set that limit, named when a call runs out of time (default: the tool's own). */
+  callTimeoutSetting?: (tool: AnyTool) => string;
 }
 
 export interface McpStartReport {
@@ -183,8 +185,10 @@ export class McpHub {
   /** Turns a server's listing into tools: new ones made, known ones updated, missing ones marked. */
   private apply(server: string, listing: Listing): McpToolsChange {
     const connection = this.connections.find((c) => c.name === server)!;
-    const timeoutMs = this.servers[server]?.timeout_ms ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const own = this.servers[server]?.timeout_ms;
+    const timeout = { ms: own ?? DEFAULT_TOOL_TIMEOUT_MS, setting: own === undefined ? undefined : `tools.mcp.servers.${server}.timeout_ms` };
     const callTimeoutMs = this.opts.callTimeoutMs ?? ((tool: AnyTool) => tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
+    const callTimeoutSetting = this.opts.callTimeoutSetting ?? ((tool: AnyTool) => tool.timeoutSetting ?? `tools.${tool.name}.timeout_ms`);
     const warnings = listing.problems.map((p) => `MCP server "${server}": ${p}; skipped it`);
     const change: McpToolsChange = { server, added: [], removed: [], changed: [], warnings };
     const seen = new Set<string>();
@@ -212,7 +216,10 @@ export class McpHub {
       if (existing) {
         if (existing.update({ description, schema })) change.changed.push(name);
       } else {
-        const tool = new McpTool(name, server, remote.name, { description, schema }, connection, timeoutMs, callTimeoutMs);
+        const tool = new McpTool(name, server, remote.name, { description, schema }, connection, timeout, {
+          ms: callTimeoutMs,
+          setting: callTimeoutSetting,
+        });
         this.byName.set(name, tool);
         change.added.push(tool);
       }

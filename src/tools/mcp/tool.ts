@@ -32,11 +32,18 @@ export class McpTool implements Tool<unknown> {
     readonly remoteName: string,
     definition: McpToolDefinition,
     private readonly connection: McpConnection,
-    readonly timeoutMs: number,
-    private readonly callTimeoutMs: (tool: McpTool) => number,
+    /** The server's `timeout_ms` (else the default) and, when the server set it, its config key. */
+    own: { ms: number; setting: string | undefined },
+    /** The limit a call gets and the config key that set it (`tools.<name>.timeout_ms` wins over the server's). */
+    private readonly callLimit: { ms: (tool: McpTool) => number; setting: (tool: McpTool) => string },
   ) {
     this.definition = definition;
+    this.timeoutMs = own.ms;
+    if (own.setting !== undefined) this.timeoutSetting = own.setting;
   }
+
+  readonly timeoutMs: number;
+  readonly timeoutSetting: string | undefined;
 
   get description(): string {
     return this.definition.description;
@@ -63,6 +70,6 @@ export class McpTool implements Tool<unknown> {
     if (!this.offered) {
       return toolResult.error(`MCP server "${this.server}" no longer offers the tool "${this.remoteName}"; do without it`);
     }
-    return this.connection.call(this.remoteName, args as Record<string, unknown>, ctx.signal, this.callTimeoutMs(this));
+    return this.connection.call(this.remoteName, args as Record<string, unknown>, ctx.signal, this.callLimit.ms(this), this.callLimit.setting(this));
   }
 }

@@ -18,6 +18,19 @@ import { BoundedReadBuffer } from "./stdio-buffer.js";
  */
 class StdioTransport extends StdioClientTransport {
   private closing: Promise<void> | undefined;
+  /** How the child ended (code or signal), once it has. */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+  override start(): Promise<void> {
+    const started = super.start();
+    // The SDK spawns the child synchronously inside start(); its exit says how the server went away.
+    const child = (this as unknown as { _process?: { once(event: "exit", listener: (code: number | null, signal: NodeJS.Signals | null) => void): void } })
+      ._process;
+    child?.once("exit", (code, signal) => {
+      this.exit = { code, signal };
+    });
+    return started;
+  }
 
   constructor(params: ConstructorParameters<typeof StdioClientTransport>[0], buffer: BoundedReadBuffer) {
     super(params);
@@ -46,6 +59,15 @@ export interface OpenedTransport {
   kind: "stdio" | "http";
   /** The child's stderr (stdio only), readable before the process starts. */
   stderr: Readable | null;
+  /** How the child ended, once it has (stdio only). */
+  exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined;
+}
+
+/** How a server's process ended, in words: `it exited with code 3`, `it was killed by SIGKILL`. */
+export function exitWords(exit: { code: number | null; signal: NodeJS.Signals | null } | undefined): string {
+  if (exit?.signal) return `it was killed by ${exit.signal}`;
+  if (exit && exit.code !== null) return `it exited with code ${exit.code}`;
+  return "it exited";
 }
 
 export interface TransportContext {
@@ -68,7 +90,7 @@ export function openTransport(config: McpServerConfig, ctx: TransportContext): O
       fetch: limitedFetch(maxBytes, dropped),
       ...(config.headers ? { requestInit: { headers: config.headers } } : {}),
     });
-    return { transport, kind: "http", stderr: null };
+    return { transport, kind: "http", stderr: null, exit: () => undefined };
   }
   if (config.command === undefined) throw new TypeError('an MCP server needs "command" or "url"');
   const cwd = ctx.baseDir !== undefined ? resolve(ctx.baseDir, config.cwd ?? ".") : config.cwd;
@@ -87,5 +109,5 @@ export function openTransport(config: McpServerConfig, ctx: TransportContext): O
     },
     new BoundedReadBuffer(maxBytes, dropped),
   );
-  return { transport, kind: "stdio", stderr: transport.stderr as Readable | null };
+  return { transport, kind: "stdio", stderr: transport.stderr as Readable | null, exit: () => transport.exit };
 }

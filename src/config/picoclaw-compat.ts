@@ -1,0 +1,244 @@
+import { PROVIDERS } from "./schema.js";
+import { UNSUPPORTED_VENDORS, VENDORS } from "./vendors.js";
+
+/**
+ * A config written for PicoClaw (Go) read as ours, before validation. Where
+ * PicoClaw names a thing differently, its name is taken: `vendor/model`
+ * model strings and vendor names as `provider` (with the vendor's default
+ * `api_base`), `api_keys` lists, `agents.defaults.model`, the `channel_list`
+ * object with `settings`, MCP servers with `enabled`. What PicoClaw has and
+ * we do not (heartbeat, skills, hooks, its own built-in tools...) is dropped
+ * with a note naming it. `_comment` keys, PicoClaw's comments, go silently.
+ * Anything else stays as written, so our strict schema still names every
+ * unknown key.
+ */
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** PicoClaw's top-level sections that PicoClaw-TS does not have. */
+const PICOCLAW_ONLY = ["version", "evolution", "heartbeat", "devices", "voice", "hooks", "events", "llm", "stt", "rate_limits"];
+/** PicoClaw's `agents.defaults` keys that PicoClaw-TS does not have. */
+const PICOCLAW_AGENT_DEFAULTS = [
+  "workspace",
+  "data_dir",
+  "restrict_to_workspace",
+  "summarize_message_threshold",
+  "summarize_token_percent",
+  "split_on_marker",
+  "max_llm_retries",
+  "llm_retry_backoff_secs",
+  "tool_feedback",
+];
+/** PicoClaw's model entry keys that PicoClaw-TS does not have. */
+const PICOCLAW_ENTRY_KEYS = ["thinking_level", "auth_method", "tool_schema_transform"];
+/** PicoClaw's own tools (and its tool-wide path lists), which PicoClaw-TS does not have. */
+const PICOCLAW_TOOL_KEYS = [
+  "allow_read_paths",
+  "allow_write_paths",
+  "web",
+  "web_fetch",
+  "cron",
+  "exec",
+  "skills",
+  "media_cleanup",
+  "append_file",
+  "edit_file",
+  "read_file",
+  "write_file",
+  "list_dir",
+  "find_skills",
+  "install_skill",
+  "message",
+  "send_tts",
+  "i2c",
+  "spi",
+  "serial",
+  "memory",
+  "android",
+];
+
+function dropComments(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropComments);
+  if (!isObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).flatMap(([key, inner]) => (key === "_comment" ? [] : [[key, dropComments(inner)]])));
+}
+
+function entry(raw: Json, index: number, notes: string[]): Json | null {
+  const out: Json = { ...raw };
+  const where = `model_list[${index}]${typeof raw.model_name === "string" ? ` (${raw.model_name})` : ""}`;
+  const ignored = PICOCLAW_ENTRY_KEYS.filter((key) => key in out);
+  for (const key of ignored) delete out[key];
+  if (ignored.length > 0) notes.push(`${where}: ${ignored.join(", ")} ${ignored.length === 1 ? "is" : "are"} PicoClaw's and not read here; ignored`);
+  if (Array.isArray(out.api_keys)) {
+    const keys = out.api_keys;
+    delete out.api_keys;
+    if (out.api_key === undefined && keys.length > 0) out.api_key = keys[0];
+    if (keys.length > 1) notes.push(`${where}: api_keys holds ${keys.length} keys; only the first is used (no key rotation here)`);
+  }
+  let vendor: string | undefined;
+  if (typeof out.provider === "string" && !(PROVIDERS as readonly string[]).includes(out.provider)) {
+    vendor = out.provider;
+  } else if (out.provider === undefined && typeof out.model === "string" && out.model.includes("/")) {
+    const [prefix, ...rest] = out.model.split("/");
+    if (prefix! in VENDORS || (UNSUPPORTED_VENDORS as readonly string[]).includes(prefix!)) {
+      vendor = prefix;
+      out.model = rest.join("/");
+    }
+  }
+  if (vendor !== undefined) {
+    if ((UNSUPPORTED_VENDORS as readonly string[]).includes(vendor)) {
+      notes.push(`${where}: vendor "${vendor}" needs a login or a protocol PicoClaw-TS does not speak; entry ignored`);
+      return null;
+    }
+    const known = VENDORS[vendor];
+    if (!known) return out; // an unknown provider: the schema names it
+    out.provider = known.provider;
+    if (out.api_base === undefined || out.api_base === "") out.api_base = known.apiBase;
+    // PicoClaw writes Anthropic's base without /v1; requests go to {api_base}/messages here.
+    if (known.provider === "anthropic" && typeof out.api_base === "string" && /^https?:\/\/[^/]+\/?$/.test(out.api_base)) {
+      out.api_base = `${out.api_base.replace(/\/$/, "")}/v1`;
+    }
+  } else if (out.provider === undefined && out.model !== undefined) {
+    // PicoClaw's rule: a model without a vendor speaks OpenAI's format.
+    out.provider = "openai";
+  }
+  return out;
+}
+
+function modelList(raw: unknown[], notes: string[]): unknown[] {
+  const out: unknown[] = [];
+  const seen = new Set<string>();
+  for (const [index, item] of raw.entries()) {
+    if (!isObject(item)) {
+      out.push(item);
+      continue;
+    }
+    const made = entry(item, index, notes);
+    if (!made) continue;
+    const name = made.model_name;
+    if (typeof name === "string" && seen.has(name)) {
+      notes.push(`model_list[${index}] (${name}): a second entry of one model_name (PicoClaw's load balancing) is not supported; the first is used`);
+      continue;
+    }
+    if (typeof name === "string") seen.add(name);
+    out.push(made);
+  }
+  return out;
+}
+
+function agentDefaults(raw: Json, notes: string[]): Json {
+  const out: Json = { ...raw };
+  // Its context_window (every model's) becomes that of each model entry that sets none: see fromPicoclaw.
+  delete out.context_window;
+  if ("model" in out) {
+    if (out.model_name === undefined) out.model_name = out.model;
+    else notes.push("agents.defaults.model: model_name is given too; model is ignored");
+    delete out.model;
+  }
+  const ignored = PICOCLAW_AGENT_DEFAULTS.filter((key) => key in out);
+  for (const key of ignored) delete out[key];
+  if (ignored.length > 0) notes.push(`agents.defaults: ${ignored.join(", ")} ${ignored.length === 1 ? "is" : "are"} PicoClaw's and not read here; ignored`);
+  return out;
+}
+
+/** PicoClaw's channel object (`{"telegram": {type, enabled, allow_from, settings: {token...}}}`) as our list. */
+function channelObject(raw: Json, notes: string[]): unknown[] {
+  const out: unknown[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    if (!isObject(value)) {
+      out.push(value);
+      continue;
+    }
+    const type = value.type ?? name;
+    if (value.enabled === false) continue;
+    if (type !== "telegram") {
+      notes.push(`channel_list.${name}: channel type "${String(type)}" is not supported by PicoClaw-TS (Telegram is); ignored`);
+      continue;
+    }
+    const settings = isObject(value.settings) ? value.settings : {};
+    const streaming = isObject(settings.streaming) ? settings.streaming.enabled : settings.streaming;
+    out.push({
+      name,
+      type: "telegram",
+      ...(settings.token !== undefined ? { token: settings.token } : {}),
+      ...(value.allow_from !== undefined ? { allow_from: value.allow_from } : {}),
+      ...(value.agent !== undefined ? { agent: value.agent } : {}),
+      ...(typeof streaming === "boolean" ? { streaming } : {}),
+      ...(typeof settings.base_url === "string" && settings.base_url !== "" ? { api_root: settings.base_url } : {}),
+    });
+  }
+  return out;
+}
+
+/** PicoClaw's `tools.mcp` (`enabled`, `discovery`, servers with `enabled` and `type`) as ours. */
+function mcp(raw: Json, notes: string[]): Json {
+  const out: Json = { ...raw };
+  const off = out.enabled === false;
+  delete out.enabled;
+  if ("discovery" in out) {
+    delete out.discovery;
+    notes.push("tools.mcp.discovery is PicoClaw's and not read here; every listed server's tools are offered");
+  }
+  if (isObject(out.servers)) {
+    const servers: Json = {};
+    for (const [name, server] of Object.entries(out.servers)) {
+      if (!isObject(server)) {
+        servers[name] = server;
+        continue;
+      }
+      if (off || server.enabled === false) continue;
+      const { enabled: _enabled, type: _type, ...rest } = server;
+      servers[name] = rest;
+    }
+    out.servers = servers;
+  }
+  return out;
+}
+
+/** PicoClaw's built-in tools' sections are dropped with one note; every other section stays for the schema. */
+function tools(raw: Json, notes: string[]): Json {
+  const out: Json = {};
+  const dropped: string[] = [];
+  for (const [name, value] of Object.entries(raw)) {
+    if (PICOCLAW_TOOL_KEYS.includes(name)) {
+      dropped.push(name);
+      continue;
+    }
+    if (name === "mcp" && isObject(value)) {
+      out.mcp = mcp(value, notes);
+      continue;
+    }
+    out[name] = value;
+  }
+  if (dropped.length > 0)
+    notes.push(`tools: ${dropped.join(", ")}: PicoClaw's own tools, not in PicoClaw-TS; ignored (plugins and MCP servers add tools here)`);
+  return out;
+}
+
+export function fromPicoclaw(raw: Json): { config: Json; notes: string[] } {
+  const notes: string[] = [];
+  const config = dropComments(raw) as Json;
+  const ignored = PICOCLAW_ONLY.filter((key) => key in config);
+  for (const key of ignored) delete config[key];
+  if (ignored.length > 0) notes.push(`${ignored.join(", ")}: PicoClaw's, not supported by PicoClaw-TS; ignored`);
+  if (Array.isArray(config.model_list)) config.model_list = modelList(config.model_list, notes);
+  const window = isObject(config.agents) && isObject(config.agents.defaults) ? config.agents.defaults.context_window : undefined;
+  if (window !== undefined && Array.isArray(config.model_list)) {
+    config.model_list = config.model_list.map((item) => (isObject(item) && item.context_window === undefined ? { ...item, context_window: window } : item));
+  }
+  if (isObject(config.agents) && isObject(config.agents.defaults)) config.agents = { ...config.agents, defaults: agentDefaults(config.agents.defaults, notes) };
+  if (isObject(config.channel_list)) config.channel_list = channelObject(config.channel_list, notes);
+  if (isObject(config.tools)) config.tools = tools(config.tools, notes);
+  if (isObject(config.gateway)) {
+    const gateway = { ...config.gateway };
+    const ignoredGateway = ["hot_reload", "log_level"].filter((key) => key in gateway);
+    for (const key of ignoredGateway) delete gateway[key];
+    if (ignoredGateway.length > 0)
+      notes.push(
+        `gateway: ${ignoredGateway.join(", ")} ${ignoredGateway.length === 1 ? "is" : "are"} PicoClaw's and not read here (the log level is PICOCLAW_LOG_LEVEL); ignored`,
+      );
+    config.gateway = gateway;
+  }
+  return { config, notes };
+}
