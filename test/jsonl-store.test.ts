@@ -6,6 +6,7 @@ import type { ChatMessage } from "../src/models/message.js";
 import { LOCK_FILE, SessionDirBusyError } from "../src/session/dir-lock.js";
 import { MAX_NAME, fileNameOf, keyOfFileName } from "../src/session/file-names.js";
 import { JsonlHistoryStore, type JsonlHistoryOptions } from "../src/session/jsonl-store.js";
+import { MAX_OPEN } from "../src/session/session-files.js";
 import { LOST_RESULT } from "../src/session/transcript.js";
 import { tempDir } from "./support/project.js";
 
@@ -275,7 +276,9 @@ describe("the JSONL session store", () => {
     const dir = tempDir();
     const store = opener(dir).open();
     await store.append(KEY, turn(1));
-    // The file's place taken by a folder: the next write cannot happen.
+    // Enough other sessions written that this one's file is no longer kept open...
+    for (let n = 0; n < MAX_OPEN; n++) await store.append(`agent:main:http:other${n}`, turn(n));
+    // ...and its place taken by a folder: the next write cannot happen.
     rmSync(historyFile(dir));
     mkdirSync(historyFile(dir));
     await expect(store.append(KEY, turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(historyFile(dir)) });

@@ -61,6 +61,8 @@ export class JsonlHistoryStore implements HistoryStore {
   /** Sessions on disk, least recently changed first. */
   private readonly stored = new Map<string, Stored>();
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** Held sessions known to have no file yet (so a turn's append need not look again). */
+  private readonly absent = new Set<string>();
   /** Sessions whose meta file is to be written. */
   private readonly metaDue = new Set<string>();
   private cancelMetaTimer: (() => void) | undefined;
@@ -114,7 +116,12 @@ export class JsonlHistoryStore implements HistoryStore {
       release();
       throw error;
     }
-    return release;
+    // A session found to have no file has none until this store writes one (it owns the folder).
+    if (!this.cache.has(sessionKey)) this.absent.add(sessionKey);
+    return () => {
+      this.absent.delete(sessionKey);
+      release();
+    };
   }
 
   get(sessionKey: string): ChatMessage[] {
@@ -188,6 +195,7 @@ export class JsonlHistoryStore implements HistoryStore {
     this.closed = true;
     this.writeMetas();
     while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
+    await this.files.closeAll();
     this.lock.release();
   }
 
@@ -209,7 +217,7 @@ export class JsonlHistoryStore implements HistoryStore {
 
   /** Puts the session's history in memory, from its file, unless it is there already. */
   private async load(sessionKey: string): Promise<void> {
-    if (this.cache.has(sessionKey)) return;
+    if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;
@@ -283,6 +291,7 @@ export class JsonlHistoryStore implements HistoryStore {
       this.cache.clear(sessionKey);
       throw error;
     }
+    this.absent.delete(sessionKey);
     entry.count = kept.length;
     entry.updatedAt = this.now();
     this.stored.delete(sessionKey);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { constants, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { type FileHandle, open, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PicoclawError, messageOf } from "../errors.js";
@@ -8,7 +8,8 @@ import { PicoclawError, messageOf } from "../errors.js";
  * `<name>.jsonl` (the history, one message a line, appended to) and
  * `<name>.meta.json` (key, agent, times, message count), where `<name>` is
  * the key's file name (file-names.ts). What must survive a crash is synced
- * before a write resolves: an append (one write, then fdatasync), a rewrite
+ * before a write resolves: an append (one O_DSYNC write to a file kept
+ * open, MAX_OPEN at most), a rewrite
  * (a temporary file synced, renamed over the old one, the folder synced), a
  * removal (the folder synced). Meta files are a convenience: written
  * without a sync, checked against the history's size when read.
@@ -43,7 +44,24 @@ export interface ScannedHistory {
   mtimeMs: number;
 }
 
+interface OpenFile {
+  handle: FileHandle;
+  /** Appends writing to it now. */
+  busy: number;
+}
+
+/** History files kept open for appending at once (more only while that many are being written). */
+export const MAX_OPEN = 64;
+/** O_DSYNC where the platform has it (not Windows): a write returns once it is on the disk. */
+const DSYNC = constants.O_DSYNC as number | undefined;
+const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | (DSYNC ?? 0);
+
 export class SessionFiles {
+  /** The folder, open for syncing its entries. */
+  private folder: Promise<FileHandle> | undefined;
+  /** History files open for appending, least recently used first. */
+  private readonly handles = new Map<string, OpenFile>();
+
   /** The folder (made if missing, readable by this user only). */
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -100,6 +118,7 @@ export class SessionFiles {
   /** Cuts the history file to its first `bytes` (a write a crash cut short), durably. */
   async cut(name: string, bytes: number): Promise<void> {
     const file = this.historyFile(name);
+    await this.closeHandle(name);
     try {
       await truncate(file, bytes);
       await this.sync(file);
@@ -109,31 +128,80 @@ export class SessionFiles {
   }
 
   /**
-   * Adds `text` at the end of the history file in one write, then syncs it
-   * (and the folder, for a new file). On failure the file is cut back to
-   * `previousBytes`, so no half-written line is left for the next append.
+   * Adds `text` at the end of the history file in one write that returns
+   * once it is on the disk (the file is open with O_DSYNC: the write and
+   * its sync are one call), and syncs the folder for a new file. On failure
+   * the file is cut back to `previousBytes`, so no half-written line is
+   * left for the next append.
    */
   async append(name: string, text: string, previousBytes: number): Promise<void> {
     const file = this.historyFile(name);
     const data = Buffer.from(text, "utf8");
-    let handle: FileHandle | undefined;
+    let kept: OpenFile | undefined;
     try {
-      handle = await open(file, "a", 0o600);
-      for (let offset = 0; offset < data.length; ) offset += (await handle.write(data, offset)).bytesWritten;
-      await handle.datasync();
+      kept = await this.openFile(name);
+      kept.busy++;
+      for (let offset = 0; offset < data.length; ) offset += (await kept.handle.write(data, offset)).bytesWritten;
+      if (DSYNC === undefined) await kept.handle.datasync();
       if (previousBytes === 0) await this.syncDir();
     } catch (error) {
+      if (kept) kept.busy--;
+      await this.closeHandle(name);
       await truncate(file, previousBytes).catch(() => {});
       throw new StorageError("write", file, error);
-    } finally {
-      await handle?.close();
     }
+    kept.busy--;
+    await this.closeIdle();
+  }
+
+  /** The history file open for appending, kept open for the next append. */
+  private async openFile(name: string): Promise<OpenFile> {
+    let kept = this.handles.get(name);
+    if (kept) {
+      this.handles.delete(name);
+    } else {
+      kept = { handle: await open(this.historyFile(name), APPEND_FLAGS, 0o600), busy: 0 };
+      // Another append may have opened it meanwhile: keep one.
+      const other = this.handles.get(name);
+      if (other) {
+        await kept.handle.close();
+        kept = other;
+        this.handles.delete(name);
+      }
+    }
+    this.handles.set(name, kept);
+    return kept;
+  }
+
+  /** Closes the least recently used files while more than MAX_OPEN are open (never one being written). */
+  private async closeIdle(): Promise<void> {
+    for (const [name, kept] of this.handles) {
+      if (this.handles.size <= MAX_OPEN) return;
+      if (kept.busy === 0) await this.closeHandle(name);
+    }
+  }
+
+  private async closeHandle(name: string): Promise<void> {
+    const kept = this.handles.get(name);
+    if (!kept || kept.busy > 0) return;
+    this.handles.delete(name);
+    await kept.handle.close().catch(() => {});
+  }
+
+  /** Closes the files kept open. */
+  async closeAll(): Promise<void> {
+    for (const name of [...this.handles.keys()]) await this.closeHandle(name);
+    const folder = this.folder;
+    this.folder = undefined;
+    await (await folder?.catch(() => undefined))?.close();
   }
 
   /** Replaces the history file with `text` at once: a synced temporary file renamed over it. */
   async rewrite(name: string, text: string): Promise<void> {
     const file = this.historyFile(name);
     const temp = file + TMP_EXT;
+    // An open handle would go on appending to the file this one replaces.
+    await this.closeHandle(name);
     try {
       await writeFile(temp, text, { mode: 0o600 });
       await this.sync(temp);
@@ -147,6 +215,7 @@ export class SessionFiles {
 
   /** Removes the session's files, durably. */
   async remove(name: string): Promise<void> {
+    await this.closeHandle(name);
     for (const file of [this.historyFile(name), this.metaFile(name)]) {
       try {
         await unlink(file);
@@ -202,12 +271,8 @@ export class SessionFiles {
   private async syncDir(): Promise<void> {
     // Windows cannot open a folder as a file; its entries are durable once the call returns.
     if (process.platform === "win32") return;
-    const handle = await open(this.dir, "r");
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    this.folder ??= open(this.dir, "r");
+    await (await this.folder).sync();
   }
 }
 
