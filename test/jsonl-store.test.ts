@@ -336,9 +336,7 @@ describe("the JSONL session store", () => {
     expect(readdirSync(dir).sort()).toEqual(
       ["agent_main_http_b.jsonl", "agent_main_http_b.meta.json", "agent_main_http_c.jsonl", "agent_main_http_c.meta.json"].sort(),
     );
-    expect(warnings).toEqual([
-      "removed the stored session agent:main:http:a (agent_main_http_a): session.max_stored keeps 2 sessions, and it was changed least recently",
-    ]);
+    expect(warnings).toEqual(["removed the stored session agent:main:http:a: session.max_stored keeps 2 sessions, and it was changed least recently"]);
   });
 
   it("subagent sessions are never written", async () => {

@@ -19,12 +19,13 @@ const KEPT = /^[a-z0-9-]$/;
 
 /** The file name (without extension) of a session key. */
 export function fileNameOf(key: string): string {
-  let name = "";
+  const parts: string[] = [];
   for (const char of key) {
-    if (KEPT.test(char)) name += char;
-    else if (char === ":") name += "_";
-    else for (const byte of Buffer.from(char, "utf8")) name += `~${byte.toString(16).padStart(2, "0")}`;
+    if (KEPT.test(char)) parts.push(char);
+    else if (char === ":") parts.push("_");
+    else for (const byte of Buffer.from(char, "utf8")) parts.push(`~${byte.toString(16).padStart(2, "0")}`);
   }
+  let name = parts.join("");
   // Never empty, never a dot file: a key that encodes to nothing still gets a name.
   if (name === "") name = "~";
   if (name.length <= MAX_NAME) return name;

@@ -2,11 +2,13 @@ import { ConfigError, messageOf } from "../errors.js";
 import { type Timer, realTimer } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
-import { fileNameOf, keyOfFileName } from "./file-names.js";
+import { fileNameOf } from "./file-names.js";
 import { type AppendOutcome, type HistoryPage, type HistoryStore, MemoryHistoryStore, type MemoryHistoryOptions, type SessionInfo } from "./history.js";
-import { agentOfKey, isSubagentKey } from "./key.js";
+import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
+import { isSubagentKey } from "./key.js";
+import { KeyQueue } from "./key-queue.js";
 import { SessionFiles } from "./session-files.js";
-import { parseTranscript, repairToolPairs, toLines } from "./transcript.js";
+import { findSessions } from "./stored-sessions.js";
 
 export interface JsonlHistoryOptions extends MemoryHistoryOptions {
   /** The session folder (made if missing); this store locks it for its process. */
@@ -24,21 +26,19 @@ export const META_DELAY_MS = 2_000;
 
 export const DEFAULT_MAX_STORED = 100_000;
 
-/** Files changed this close together are ordered by their meta files' times. */
-const CLOSE_MS = 50;
-
-/** What the store knows of a session on disk. */
-interface Stored {
-  name: string;
+/** What the store knows of a session on disk (one for every session on disk: no bigger than it must be). */
+interface Stored extends FileState {
+  /** Its key, as a flat string of its own. */
+  key: string;
   updatedAt: number;
   /** Messages its history holds, once known. */
-  count?: number;
-  /** Size and message lines of its file as last read or written here (unknown until then). */
-  fileBytes?: number;
-  fileLines?: number;
-  /** The file holds what memory does not (it was repaired on load, or cut to new limits): rewrite it at the next change. */
-  dirty?: boolean;
-  createdAt?: number;
+  count: number | undefined;
+  createdAt: number | undefined;
+}
+
+/** An entry with every field in place from the start (one shape for all, its fields inside the object). */
+function storedEntry(key: string, updatedAt: number): Stored {
+  return { key, updatedAt, count: undefined, createdAt: undefined, fileBytes: undefined, fileLines: undefined, dirty: false };
 }
 
 /**
@@ -60,7 +60,7 @@ export class JsonlHistoryStore implements HistoryStore {
   private readonly files: SessionFiles;
   /** Sessions on disk, least recently changed first. */
   private readonly stored = new Map<string, Stored>();
-  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly queue = new KeyQueue();
   /** Held sessions known to have no file yet (so a turn's append need not look again). */
   private readonly absent = new Set<string>();
   /** Sessions whose meta file is to be written. */
@@ -194,21 +194,14 @@ export class JsonlHistoryStore implements HistoryStore {
     if (this.closed) return;
     this.closed = true;
     this.writeMetas();
-    while (this.queues.size > 0) await Promise.allSettled([...this.queues.values()]);
+    await this.queue.drain();
     await this.files.closeAll();
     this.lock.release();
   }
 
   /** Runs `work` after everything asked before it for the same session (whether that failed or not). */
   private serial<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
-    const before = this.queues.get(sessionKey) ?? Promise.resolve();
-    const run = before.then(work);
-    const tail = run.catch(() => {});
-    this.queues.set(sessionKey, tail);
-    void tail.then(() => {
-      if (this.queues.get(sessionKey) === tail) this.queues.delete(sessionKey);
-    });
-    return run;
+    return this.queue.run(sessionKey, work);
   }
 
   private ensureOpen(): void {
@@ -226,25 +219,23 @@ export class JsonlHistoryStore implements HistoryStore {
     if (read.repaired || outcome.fitted) entry.dirty = true;
   }
 
-  /** The session's messages as its file holds them, repaired; a torn end is cut off the file. */
+  /** The session's messages as its file holds them, repaired; what the store knows of the file follows. */
   private async read(sessionKey: string): Promise<{ messages: ChatMessage[]; repaired: boolean } | undefined> {
     this.ensureOpen();
     const name = fileNameOf(sessionKey);
-    const text = await this.files.read(name);
-    if (text === undefined) {
+    const read = await readHistoryFile(this.files, name, this.warn);
+    if (!read) {
       this.stored.delete(sessionKey);
       return undefined;
     }
-    const file = this.files.historyFile(name);
-    const parsed = parseTranscript(text, file);
-    if (parsed.completeBytes < Buffer.byteLength(text)) await this.files.cut(name, parsed.completeBytes);
-    const repaired = repairToolPairs(parsed.messages, file);
-    for (const problem of [...parsed.warnings, ...repaired.repairs]) this.warn(problem);
     let entry = this.stored.get(sessionKey);
-    if (!entry) this.stored.set(sessionKey, (entry = { name, updatedAt: this.now() }));
-    entry.fileBytes = parsed.completeBytes;
-    entry.fileLines = parsed.messages.length;
-    return { messages: repaired.messages, repaired: parsed.warnings.length + repaired.repairs.length > 0 };
+    if (!entry) {
+      entry = storedEntry(ownCopy(sessionKey), this.now());
+      this.stored.set(entry.key, entry);
+    }
+    entry.fileBytes = read.bytes;
+    entry.fileLines = read.lines;
+    return read;
   }
 
   /**
@@ -266,26 +257,14 @@ export class JsonlHistoryStore implements HistoryStore {
       release();
     }
     const name = fileNameOf(sessionKey);
-    const entry = this.stored.get(sessionKey) ?? { name, updatedAt: 0, fileBytes: 0, fileLines: 0 };
+    const entry = this.stored.get(sessionKey) ?? { ...storedEntry(ownCopy(sessionKey), 0), fileBytes: 0, fileLines: 0 };
     try {
       if (kept.length === 0) {
         await this.files.remove(name);
         this.stored.delete(sessionKey);
         return;
       }
-      const lines = appended && !outcome.fitted && !entry.dirty ? toLines(appended) : undefined;
-      const grown = (entry.fileBytes ?? 0) + Buffer.byteLength(lines ?? "");
-      if (lines !== undefined && entry.fileBytes !== undefined && !this.overgrown(grown, (entry.fileLines ?? 0) + appended!.length)) {
-        await this.files.append(name, lines, entry.fileBytes);
-        entry.fileBytes = grown;
-        entry.fileLines = (entry.fileLines ?? 0) + appended!.length;
-      } else {
-        const text = toLines(kept);
-        await this.files.rewrite(name, text);
-        entry.fileBytes = Buffer.byteLength(text);
-        entry.fileLines = kept.length;
-        entry.dirty = false;
-      }
+      await writeChange(this.files, name, entry, kept, outcome.fitted ? undefined : appended, { maxBytes: this.maxBytes, maxMessages: this.maxMessages });
     } catch (error) {
       // Memory must not hold what the file does not: the next turn reads the file again.
       this.cache.clear(sessionKey);
@@ -295,15 +274,10 @@ export class JsonlHistoryStore implements HistoryStore {
     entry.count = kept.length;
     entry.updatedAt = this.now();
     this.stored.delete(sessionKey);
-    this.stored.set(sessionKey, entry);
+    this.stored.set(entry.key, entry);
     this.metaDue.add(sessionKey);
     this.cancelMetaTimer ??= (this.opts.timer ?? realTimer)(META_DELAY_MS, () => this.writeMetas());
     this.keepWithinMaxStored(sessionKey);
-  }
-
-  /** A file past twice the session's limits is rewritten with what the session keeps. */
-  private overgrown(bytes: number, lines: number): boolean {
-    return bytes > 2 * this.maxBytes || lines > 2 * this.maxMessages;
   }
 
   /** Writes the meta files that are due, each after what is under way for its session. */
@@ -318,19 +292,13 @@ export class JsonlHistoryStore implements HistoryStore {
     const entry = this.stored.get(sessionKey);
     if (!entry) return;
     try {
-      if (entry.createdAt === undefined) {
-        const before = await this.files.readMeta(entry.name);
-        const created = before ? Date.parse(before.created_at) : Number.NaN;
-        entry.createdAt = Number.isNaN(created) ? entry.updatedAt : created;
-      }
-      await this.files.writeMeta(entry.name, {
-        key: sessionKey,
-        agent: agentOfKey(sessionKey) ?? "",
-        created_at: new Date(entry.createdAt).toISOString(),
-        updated_at: new Date(entry.updatedAt).toISOString(),
-        count: entry.count ?? 0,
-        bytes: entry.fileBytes ?? 0,
-      });
+      const facts = { updatedAt: entry.updatedAt, count: entry.count ?? 0, bytes: entry.fileBytes ?? 0 };
+      entry.createdAt = await writeSessionMeta(
+        this.files,
+        sessionKey,
+        fileNameOf(entry.key),
+        entry.createdAt === undefined ? facts : { ...facts, createdAt: entry.createdAt },
+      );
     } catch (error) {
       this.warn(messageOf(error));
     }
@@ -340,10 +308,9 @@ export class JsonlHistoryStore implements HistoryStore {
   private async countOf(sessionKey: string, entry: Stored): Promise<number> {
     if (this.cache.has(sessionKey)) return this.cache.count(sessionKey);
     if (entry.count !== undefined) return entry.count;
-    const meta = await this.files.readMeta(entry.name);
-    if (meta && meta.key === sessionKey && meta.bytes === (await this.files.size(entry.name))) {
-      const created = Date.parse(meta.created_at);
-      if (!Number.isNaN(created)) entry.createdAt = created;
+    const meta = await countFromMeta(this.files, sessionKey, fileNameOf(entry.key));
+    if (meta) {
+      if (meta.createdAt !== undefined) entry.createdAt = meta.createdAt;
       return (entry.count = meta.count);
     }
     return this.serial(sessionKey, async () => (entry.count = this.bounded((await this.read(sessionKey))?.messages ?? []).length));
@@ -363,45 +330,22 @@ export class JsonlHistoryStore implements HistoryStore {
       if (this.stored.size <= this.maxStored) return;
       if (key === keep || this.cache.isHeld(key)) continue;
       this.stored.delete(key);
-      this.warn(`removed the stored session ${key} (${entry.name}): session.max_stored keeps ${this.maxStored} sessions, and it was changed least recently`);
+      this.warn(`removed the stored session ${key}: session.max_stored keeps ${this.maxStored} sessions, and it was changed least recently`);
       void this.serial(key, async () => {
-        await this.files.remove(entry.name);
+        await this.files.remove(fileNameOf(entry.key));
         this.cache.clear(key);
       }).catch((error: unknown) => this.warn(messageOf(error)));
     }
   }
 
-  /**
-   * Finds the sessions on disk, oldest change first: by their files' times,
-   * or their meta files' for files changed within `CLOSE_MS` of another
-   * (file times come from a clock that may tick every few milliseconds, and
-   * need not even be in order across files).
-   */
+  /** Finds the sessions on disk, and keeps within max_stored. */
   private scan(): void {
-    const found = this.files.scan().sort((a, b) => a.mtimeMs - b.mtimeMs);
-    const order = found.map((file) => file.mtimeMs);
-    found.forEach((file, i) => {
-      const close = (j: number) => j >= 0 && j < found.length && Math.abs(found[j]!.mtimeMs - file.mtimeMs) < CLOSE_MS;
-      if (!close(i - 1) && !close(i + 1)) return;
-      const updated = Date.parse(this.files.readMetaSync(file.name)?.updated_at ?? "");
-      if (!Number.isNaN(updated)) order[i] = updated;
-    });
-    const sorted = found.map((file, i) => ({ ...file, order: order[i]! })).sort((a, b) => a.order - b.order);
-    for (const file of sorted) {
-      const key = keyOfFileName(file.name) ?? this.keyFromMeta(file.name);
-      if (key === null) {
-        this.warn(
-          `${this.files.historyFile(file.name)}: cannot tell which session it holds (its name is shortened and its meta file does not say); left alone`,
-        );
-        continue;
-      }
-      if (!isSubagentKey(key)) this.stored.set(key, { name: file.name, updatedAt: Math.round(file.order) });
-    }
+    for (const found of findSessions(this.files, this.warn)) this.stored.set(found.key, storedEntry(found.key, found.updatedAt));
     this.keepWithinMaxStored();
   }
+}
 
-  private keyFromMeta(name: string): string | null {
-    const meta = this.files.readMetaSync(name);
-    return meta && fileNameOf(meta.key) === name ? meta.key : null;
-  }
+/** A flat copy of a string (one built by concatenation is a tree of its pieces, several times its size). */
+function ownCopy(text: string): string {
+  return Buffer.from(text, "utf8").toString("utf8");
 }
