@@ -53,6 +53,7 @@ const PROCESS_TESTS = [
   "test/server.test.ts",
   "test/server-limits.test.ts",
   "test/sessions-repair.test.ts",
+  "test/streaming-server.test.ts",
   "test/subagents-gateway.test.ts",
   "test/todo-gateway.test.ts",
   "test/todo-phases-gateway.test.ts",

@@ -2,11 +2,13 @@ import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
+import { benchTtft } from "./ttft.js";
 import { benchTurn } from "./turn.js";
 
 /** `npm run bench`: every benchmark, one after another, each printing ratios against its own baseline. */
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchTurn();
+await benchTtft();
 await benchTodo();
 await benchSubagents();
 await benchMemory();

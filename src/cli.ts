@@ -160,6 +160,7 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
           requestTimeoutMs: limits.request_timeout_ms,
           keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
           maxConnections: limits.max_connections,
+          streamQueueBytes: limits.stream_queue_bytes,
         },
       });
     } catch (error) {

@@ -13,11 +13,13 @@ export type {
   RuntimeOptions,
   MessageInput,
   MessageOutcome,
+  ConversationInput,
   ModelSource,
   ToolOverview,
   RuntimeStats,
   SessionSummary,
 } from "./runtime/options.js";
+export type { MessageEvent, MessageObserver } from "./runtime/message-stream.js";
 export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
 export type { Command, CommandContext } from "./feature/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";

@@ -8,7 +8,14 @@
 export type Fault = "user" | "config" | "model" | "system";
 
 /** What a client sent wrong (answered 4xx by the gateway). */
-export const REQUEST_ERROR_CODES = ["invalid_request", "invalid_json", "invalid_session_key", "agent_not_found", "images_not_supported"] as const;
+export const REQUEST_ERROR_CODES = [
+  "invalid_request",
+  "invalid_json",
+  "invalid_session_key",
+  "agent_not_found",
+  "images_not_supported",
+  "model_not_found",
+] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 
 export type ErrorCode =

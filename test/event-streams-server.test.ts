@@ -86,7 +86,7 @@ describe("event streams on the node server", () => {
     await closing;
     expect(clean).toBe(true);
     const events = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
-    expect(events).toEqual(["delivery", "delivery", "delivery", "shutdown"]);
+    expect(events).toEqual(["delivery", "turn.start", "delivery", "delivery", "turn.end", "shutdown"]);
     expect(text).toContain('data: {"from":"gate","text":"the gate opened"}');
     expect(text.endsWith('event: shutdown\ndata: {"reason":"the gateway is shutting down"}\n\n')).toBe(true);
   });

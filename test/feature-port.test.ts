@@ -116,7 +116,12 @@ describe("the feature port", () => {
     const unsubscribe = host.subscribe("agent:main:inbox:c1", (item) => seen.push(item));
     const outcome = await host.handleMessage({ agentId: "main", channel: "inbox", chatId: "c1", text: "hello" });
     expect(outcome.sessionKey).toBe("agent:main:inbox:c1");
-    expect(seen).toEqual([{ type: "delivery", ...outcome.delivered[0]! }]);
+    const turn = { agent: "main", session_key: "agent:main:inbox:c1" };
+    expect(seen).toEqual([
+      { type: "notice", event: "turn.start", data: turn },
+      { type: "delivery", ...outcome.delivered[0]! },
+      { type: "notice", event: "turn.end", data: { ...turn, outcome: "done" } },
+    ]);
     unsubscribe();
     h.runtime.on("turn.end", () => order.push("turn.end"));
     const running = host.handleMessage({ agentId: "main", channel: "inbox", chatId: "c1", text: "again" });

@@ -144,7 +144,7 @@ describe("origin", () => {
     }
   });
 
-  it("a listed origin's preflight is answered without the token, allowing Authorization and Content-Type", async () => {
+  it("a listed origin's preflight is answered without the token, allowing Authorization, Content-Type and X-Session-Id", async () => {
     const h = harness({ config: { gateway: { token: "s3cret", allowed_origins: ["https://app.example.com"] } } });
     const res = await h.request("/v1/chat", {
       method: "OPTIONS",
@@ -153,7 +153,7 @@ describe("origin", () => {
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     expect(res.headers.get("access-control-allow-methods")?.split(",")).toContain("POST");
-    expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(["authorization", "content-type"]);
+    expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(["authorization", "content-type", "x-session-id"]);
     expect(res.headers.get("vary")).toMatch(/Origin/);
   });
 

@@ -89,7 +89,7 @@ describe("turn loop", () => {
     ]);
   });
 
-  it("emits turn, llm and tool events with agent id and session key", async () => {
+  it("emits turn, llm and tool events with agent id and session key, the turn's usage summed at its end", async () => {
     const model = new ControlledModel();
     const runtime = makeRuntime(model);
     const seen: [string, unknown][] = [];
@@ -105,13 +105,13 @@ describe("turn loop", () => {
       ["turn.start", { ...scope, turnId: "id1", text: "go" }],
       ["llm.request", { ...scope, turnId: "id1", model: "controlled", iteration: 1, messages: 2, tools: 4 }],
       ["llm.response", { ...scope, turnId: "id1", model: "controlled", iteration: 1, toolCalls: 1, durationMs: 5 }],
-      ["tool.start", { ...scope, tool: "echo", callId: "c1" }],
-      ["tool.end", { ...scope, tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 5 }],
+      ["tool.start", { ...scope, turnId: "id1", tool: "echo", callId: "c1" }],
+      ["tool.end", { ...scope, turnId: "id1", tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 5, text: "echo: x" }],
       ["delivery", { ...scope, from: "echo", text: "echo: x" }],
       ["llm.request", { ...scope, turnId: "id1", model: "controlled", iteration: 2, messages: 4, tools: 4 }],
       ["llm.response", { ...scope, turnId: "id1", model: "controlled", iteration: 2, toolCalls: 0, durationMs: 5, usage: { inputTokens: 3, outputTokens: 4 } }],
       ["delivery", { ...scope, from: "agent", text: "done" }],
-      ["turn.end", { ...scope, turnId: "id1", outcome: "done", durationMs: 35 }],
+      ["turn.end", { ...scope, turnId: "id1", outcome: "done", durationMs: 35, usage: { inputTokens: 3, outputTokens: 4 } }],
     ]);
   });
 

@@ -102,6 +102,7 @@ describe("the server's limits", () => {
       requestTimeoutMs: limits.request_timeout_ms,
       keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
       maxConnections: limits.max_connections,
+      streamQueueBytes: limits.stream_queue_bytes,
     }).toEqual(DEFAULT_LIMITS);
     // Seconds, not node's minutes.
     expect(DEFAULT_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(10_000);

@@ -134,6 +134,39 @@ describe("sessions on disk, through the gateway", () => {
     expect(fileLines(path.join(h.dir, "sessions", "agent_main_http_s1.jsonl")).find((m) => m.role === "tool")?.content).toBe(kept);
   });
 
+  it("a conversation the client keeps (POST /v1/chat/completions) is never written to the session folder, not even while it runs, nor listed", async () => {
+    const seen: string[][] = [];
+    const peek = defineTool({
+      name: "peek",
+      description: "Looks at the session folder.",
+      parameters: z.object({}),
+      enabledByDefault: true,
+      execute: () => {
+        seen.push(readdirSync(path.join(h.dir, "sessions")).filter((f) => f.endsWith(".jsonl")));
+        return toolResult.silent("looked");
+      },
+    });
+    const h = harness({ tools: [peek] });
+    await h.chat({ message: "hello", session: "s1" });
+    const res = await h.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "main",
+        messages: [
+          { role: "user", content: "earlier" },
+          { role: "assistant", content: "yes" },
+          { role: "user", content: "CALL peek {}" },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(seen).toEqual([["agent_main_http_s1.jsonl"]]);
+    expect(readdirSync(path.join(h.dir, "sessions")).filter((f) => f.endsWith(".jsonl"))).toEqual(["agent_main_http_s1.jsonl"]);
+    expect((await jsonOf(await h.request("/v1/sessions"))).sessions.map((s: { key: string }) => s.key)).toEqual([KEY]);
+    expect(h.runtime.sessionKeys()).toEqual([KEY]);
+  });
+
   it("subagents' sessions are never written; a kept child history goes with /clear; todo plans are not restored", async () => {
     const g = gatewayOn(tempDir(), { config: { tools: { subagent: { keep_history: true }, todo: { enabled: true } } } });
     await g.h.chat({ message: 'CALL subagent {"task":"hello from the parent"}', session: "s1" });

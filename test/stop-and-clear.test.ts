@@ -178,7 +178,7 @@ describe("/clear", () => {
     expect(next.json.delivered).toEqual([{ from: "agent", text: next.json.reply }]);
     const stream = sseReader(await h.request("/v1/sessions/agent:main:http:k/events"));
     await h.chat({ message: "watched", session: "k" });
-    expect((await stream.next()).data.text).toMatch(/^You said: watched/);
+    expect((await stream.until("delivery")).at(-1)!.data.text).toMatch(/^You said: watched/);
     await stream.close();
   });
 

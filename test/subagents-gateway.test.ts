@@ -245,12 +245,14 @@ describe("spawn", () => {
     // The child answers only now, after the parent's reply went out.
     openGate("bg");
     const seen = await stream.until("subagent.end");
-    expect(seen.map((e) => e.event)).toEqual(["subagent.start", "delivery", "subagent.end"]);
-    expect(seen[0]!.data).toEqual({ id: expect.any(String), label: "bg", agent: "main" });
-    expect(seen[1]!.data).toEqual({ from: "agent", text: "started it" });
-    expect(seen[2]!.data).toEqual({ id: seen[0]!.data.id, label: "bg", agent: "main", outcome: "done", durationMs: expect.any(Number) });
-    const answer = await stream.next();
-    expect(answer).toEqual({ event: "delivery", data: { from: "agent", text: "the background answer" } });
+    expect(seen.map((e) => e.event)).toEqual(["turn.start", "subagent.start", "delivery", "turn.end", "subagent.end"]);
+    expect(seen[1]!.data).toEqual({ id: expect.any(String), label: "bg", agent: "main" });
+    expect(seen[2]!.data).toEqual({ from: "agent", text: "started it" });
+    expect(seen[4]!.data).toEqual({ id: seen[1]!.data.id, label: "bg", agent: "main", outcome: "done", durationMs: expect.any(Number) });
+    // The parent answers the result in a turn of its own.
+    const answer = await stream.until("turn.end");
+    expect(answer.map((e) => e.event)).toEqual(["turn.start", "delivery", "turn.end"]);
+    expect(answer[1]).toEqual({ event: "delivery", data: { from: "agent", text: "the background answer" } });
     expect(JSON.stringify(stream.events)).not.toContain("agent:main:http:bg:subagent");
     await stream.close();
     const history = h.runtime.historyOf("agent:main:http:bg");

@@ -259,6 +259,9 @@ export const gatewaySchema = z
         max_connections: int(1, 1_000_000)
           .default(1_000)
           .describe("Open connections at most; a new one past it closes the longest-idle connection, or is refused when all are busy."),
+        stream_queue_bytes: int(65_536, 1_073_741_824)
+          .default(8_388_608)
+          .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),
       })
       .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
         path: ["headers_timeout_ms"],

@@ -17,9 +17,16 @@ type Scope = EventScope;
 
 export type TurnOutcomeKind = "done" | "limit" | "error" | "aborted";
 
+/** Tokens a turn's model calls used, summed, as the provider reported them. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface RuntimeEvents {
   "turn.start": Scope & { turnId: string; text: string };
-  "turn.end": Scope & { turnId: string; outcome: TurnOutcomeKind; durationMs: number; error?: string };
+  /** `usage`: summed over the turn's own model calls (not its subagents'), when the provider reported any. */
+  "turn.end": Scope & { turnId: string; outcome: TurnOutcomeKind; durationMs: number; error?: string; usage?: TokenUsage };
   "llm.request": Scope & { turnId: string; model: string; iteration: number; messages: number; tools: number };
   "llm.response": Scope & {
     turnId: string;
@@ -30,19 +37,24 @@ export interface RuntimeEvents {
     /** Tokens as the provider counted them; the cache fields when it reports prompt caching. */
     usage?: { inputTokens?: number; outputTokens?: number; cacheCreationInputTokens?: number; cacheReadInputTokens?: number };
   };
-  "tool.start": Scope & { tool: string; callId: string };
+  /** A piece of the assistant's text as the model streams it (text written before tool calls too). */
+  "text.delta": Scope & { turnId: string; text: string };
+  "tool.start": Scope & { turnId: string; tool: string; callId: string };
   "tool.end": Scope & {
+    turnId: string;
     tool: string;
     callId: string;
     isError: boolean;
     silent: boolean;
     durationMs: number;
+    /** What the chat user sees of the result; only for a result that is not silent (never a silent one's text). */
+    text?: string;
   };
   /** A tool published structured details about its call (`ctx.publish`): for UIs and listeners, never the model. */
-  "tool.update": Scope & { tool: string; callId: string; details: unknown };
+  "tool.update": Scope & { turnId: string; tool: string; callId: string; details: unknown };
   /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
   delivery: Scope & { from: string; text: string };
-  /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn ended). */
+  /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn, or a one-message conversation, ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
 }
 

@@ -128,7 +128,7 @@ export interface FeatureHost {
   runBackgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string>;
   /** Delivers to a session's user outside any request (an event stream, else kept for the next chat response). */
   deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void;
-  /** A notice for the session's open event streams (`event` with JSON `data`); never kept. */
+  /** A notice for the session's open streams (`event` with JSON `data`): its event streams, and the message being answered with its events streamed; never kept. */
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
   /** The session's stop switch (`/stop`) joined with shutdown, held until released. */
   holdStop(sessionKey: string): { signal: AbortSignal; release: () => void };

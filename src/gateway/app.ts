@@ -5,16 +5,21 @@ import { PicoclawError, RequestError, messageOf } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID, agentOfKey } from "../session/key.js";
+import { type Timer, realTimer } from "../signals.js";
 import { describeIssues } from "../validation.js";
 import { bearerAuth } from "./auth.js";
+import { chatAnswer, chatStream } from "./chat-stream.js";
+import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
-import { errorBody, statusOf } from "./errors.js";
+import { errorAnswer, statusOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
 import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
 import { refuse } from "./refusal.js";
+import { mountOpenAi } from "./openai/routes.js";
+import { readJson } from "./read-json.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 import { deleteSession, sessionList } from "./sessions-route.js";
 
@@ -35,14 +40,20 @@ export interface AppOptions {
   allowedHosts?: readonly string[];
   /** Where failed requests are logged (never with a body). */
   logger?: Logger;
+  /** Times the heartbeats of streamed answers (default: real timers; tests run them out themselves). */
+  heartbeatTimer?: Timer;
+  /** Bytes a streamed answer holds that its client has not read (gateway.limits.stream_queue_bytes; default 8 MiB); past it the stream is cut and its turn aborted. */
+  streamQueueBytes?: number;
 }
 
-const chatBody = z.object({
+/** `POST /v1/chat`'s body: any other field is refused (`400`), so a misspelt one never passes unnoticed. */
+const chatBody = z.strictObject({
   message: z.string(),
   session: z.string().regex(CHAT_ID, "expected 1-128 characters: letters, digits and . _ ~ @ + = -").optional(),
   agent: z.string().min(1).optional(),
   /** http(s) or data URLs; checked by the runtime (kind, size, count, the model's vision). */
   images: z.array(imageSchema).optional(),
+  stream: z.boolean().optional(),
 });
 
 /**
@@ -57,12 +68,12 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     if (error instanceof PicoclawError) {
       const status = statusOf(error.code);
       if (status >= 500) logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
-      return c.json(errorBody(error.code, error.message), status);
+      return errorAnswer(c, status, error.code, error.message);
     }
     logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
-    return c.json(errorBody("internal", "internal error; see the gateway log"), 500);
+    return errorAnswer(c, 500, "internal", "internal error; see the gateway log");
   });
-  app.notFound((c) => c.json(errorBody("not_found", `no route for ${c.req.method} ${c.req.path}`), 404));
+  app.notFound((c) => errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`));
 
   // Who may ask, before anything runs (README, "Security and limits"): every route, /health too.
   const token = opts.token ?? "";
@@ -83,26 +94,24 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries() }));
 
+  const streams = { timer: opts.heartbeatTimer ?? realTimer, maxQueuedBytes: opts.streamQueueBytes ?? ANSWER_QUEUE_BYTES, logger };
+
   app.post("/v1/chat", async (c) => {
     const body = chatBody.safeParse(await readJson(c.req.raw), { reportInput: true });
     if (!body.success) throw new RequestError("invalid_request", describeIssues(body.error).join("; "));
-    const outcome = await runtime.handleMessage({
+    const input = {
       agentId: body.data.agent ?? runtime.defaultAgentId,
       channel: "http",
       chatId: body.data.session ?? "default",
       text: body.data.message,
       ...(body.data.images ? { images: body.data.images } : {}),
-      signal: c.req.raw.signal,
-    });
-    return c.json({
-      agent: outcome.agentId,
-      session_key: outcome.sessionKey,
-      reply: outcome.reply,
-      // What reached the session while nobody was watching comes first, once (never after /clear).
-      delivered: [...outcome.earlier, ...outcome.delivered],
-      // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
-      ...(outcome.stopped ? { stopped: true } : {}),
-    });
+    };
+    if (body.data.stream) {
+      // Refused as JSON before the stream starts (an unknown agent, images its model cannot take), not as an event.
+      runtime.checkMessage(input);
+      return chatStream(c, runtime, input, streams);
+    }
+    return c.json(chatAnswer(await runtime.handleMessage({ ...input, signal: c.req.raw.signal })));
   });
 
   /** A session key from the URL whose agent exists: 400 `invalid_session_key`, else 404 `agent_not_found`. */
@@ -120,17 +129,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 
+  mountOpenAi(app, runtime, streams);
+
   mountFeatureRoutes(app, runtime.routes());
 
   return app;
-}
-
-async function readJson(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.trim() === "") throw new RequestError("invalid_json", "the body is empty; expected a JSON object");
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new RequestError("invalid_json", `the body is not valid JSON: ${messageOf(error)}`);
-  }
 }

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ErrorCode } from "../errors.js";
 
@@ -12,6 +13,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_session_key: 400,
   agent_not_found: 404,
   images_not_supported: 400,
+  model_not_found: 404,
   config_invalid: 500,
   listen_failed: 500,
   aborted: 503,
@@ -34,4 +36,20 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
 /** The JSON body of every error answer. */
 export function errorBody(code: string, message: string): { error: { code: string; message: string } } {
   return { error: { code, message } };
+}
+
+/** Routes of the OpenAI-compatible API: their errors are in OpenAI's shape, for the clients made for it. */
+export function isOpenAiPath(path: string): boolean {
+  return path === "/v1/models" || path.startsWith("/v1/models/") || path === "/v1/chat/completions";
+}
+
+/** OpenAI's error body: `{"error":{"message","type","code"}}`, the type from the status as OpenAI words it. */
+export function openAiErrorBody(status: number, code: string, message: string): { error: { message: string; type: string; code: string } } {
+  const type = status >= 500 ? "server_error" : status === 401 ? "authentication_error" : status === 403 ? "permission_error" : "invalid_request_error";
+  return { error: { message, type, code } };
+}
+
+/** An error answer, in the shape the route's clients read. */
+export function errorAnswer(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
+  return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, message) : errorBody(code, message), status);
 }

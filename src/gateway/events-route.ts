@@ -2,8 +2,7 @@ import type { Context } from "hono";
 import type { OutboxItem } from "../runtime/outbox.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
-
-export const HEARTBEAT_MS = 15_000;
+import { HEARTBEAT_MS, nodeResponse } from "./sse.js";
 
 /** The last event of a stream the gateway ends because it is stopping. */
 export const SHUTDOWN_EVENT = { event: "shutdown", data: JSON.stringify({ reason: "the gateway is shutting down" }) } as const;
@@ -19,17 +18,11 @@ function wire({ event, data }: { event: string; data: string }): string {
   return `event: ${event.replace(/[\r\n]/g, "")}\ndata: ${data}\n\n`;
 }
 
-/** The node response under the request when the node server serves it (hono's node adapter puts it in `c.env`). */
-function nodeResponse(c: Context): { destroy(): void } | undefined {
-  const env = c.env as { outgoing?: { destroy(): void } } | undefined;
-  return env?.outgoing;
-}
-
 /**
  * `GET /v1/sessions/<key>/events`: a Server-Sent Events stream of what is
  * delivered to the session (`delivery` events `{"from","text"}`) and of its
- * subagents starting and ending. Deliveries kept while no stream was open
- * come first.
+ * notices: its turns starting and ending, its plan changing, its subagents
+ * starting and ending. Deliveries kept while no stream was open come first.
  *
  * The stream is pulled: an item leaves the session's queue for this stream
  * only when the connection can take it, so a client that stops reading

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { errorBody } from "./errors.js";
+import { errorAnswer } from "./errors.js";
 
 /**
  * Whether a request carries a body: a Content-Length above 0, any
@@ -23,5 +23,5 @@ export function carriesBody(request: Request): boolean {
  */
 export function refuse(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
   if (carriesBody(c.req.raw)) c.header("connection", "close");
-  return c.json(errorBody(code, message), status);
+  return errorAnswer(c, status, code, message);
 }

@@ -17,6 +17,8 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** Open connections at most (see `limitConnections`). */
   maxConnections: number;
+  /** Bytes a streamed answer holds that its client has not read; past it the stream is cut and its turn aborted. */
+  streamQueueBytes: number;
 }
 
 /** The limits when none are given: the same as the config's defaults (a test holds them equal). */
@@ -25,6 +27,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1_000,
+  streamQueueBytes: 8 * 1024 * 1024,
 };
 
 export interface GatewayOptions {
@@ -70,7 +73,13 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError([`the headers timeout (${limits.headersTimeoutMs} ms) must not be more than the request timeout (${limits.requestTimeoutMs} ms)`]);
   }
-  const app = createApp(runtime, { token, logger, allowedOrigins: opts.allowedOrigins, allowedHosts: opts.allowedHosts });
+  const app = createApp(runtime, {
+    token,
+    logger,
+    allowedOrigins: opts.allowedOrigins,
+    allowedHosts: opts.allowedHosts,
+    streamQueueBytes: limits.streamQueueBytes,
+  });
   const server = createAdaptorServer({
     fetch: app.fetch,
     hostname: host,

@@ -10,7 +10,7 @@ import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
-import { CHAT_ID, agentOfKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
+import { CHAT_ID, agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
@@ -20,7 +20,11 @@ import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
+import type { ImageInput } from "./images.js";
+import { type MessageWatch, MessageWatches } from "./message-stream.js";
+import { OneMessageSessions } from "./one-message-sessions.js";
 import {
+  type ConversationInput,
   type MessageInput,
   type MessageOutcome,
   type RuntimeOptions,
@@ -30,6 +34,7 @@ import {
   type ToolOverview,
 } from "./options.js";
 import { ContextFitter } from "./context-provider.js";
+import { announceTurns } from "./turn-notices.js";
 import { TurnRunner } from "./turn-runner.js";
 import { Work } from "./work.js";
 
@@ -64,6 +69,10 @@ export class Runtime {
   private readonly toolStates = new ToolStates();
   private readonly warnings: string[] = [];
   private readonly turns: TurnRunner;
+  /** Messages whose events a caller follows (`onEvent`), while they hold their session. */
+  private readonly watches: MessageWatches;
+  /** Sessions of conversations the client keeps (`converse`), released when their message ends. */
+  private readonly oneMessage: OneMessageSessions;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -88,6 +97,9 @@ export class Runtime {
       overflowed: (key, items, bytes) =>
         this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
     });
+    this.watches = new MessageWatches(this.events);
+    this.oneMessage = new OneMessageSessions({ history: this.history, lifecycle: this.lifecycle, outbox: this.outbox, events: this.events });
+    announceTurns(this.events, (sessionKey, notice) => this.outbox.publish(sessionKey, notice));
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
     this.policy = new ToolPolicy(this.features.tools.registry, this.config.tools, {
@@ -137,10 +149,14 @@ export class Runtime {
       agent: (agentId) => this.agent(agentId),
       hasTool: (agentId, tool) => this.policy.toolSet(this.agent(agentId)).has(tool),
       noteForNextTurn: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
-      runTurn: (agent, sessionKey, text, signal) => this.locks.run(sessionKey, () => this.turns.run(agent, sessionKey, text, signal, () => {})),
+      runTurn: (agent, sessionKey, text, signal) =>
+        this.locks.run(sessionKey, async () => (await this.turns.run(agent, sessionKey, text, signal, () => {})).reply),
       runBackgroundTurn: (agent, sessionKey, text) => this.backgroundTurn(agent, sessionKey, text),
       deliverLater: (agentId, sessionKey, delivery) => this.deliverLater(agentId, sessionKey, delivery),
-      notify: (sessionKey, event, data) => this.outbox.publish(sessionKey, { type: "notice", event, data }),
+      notify: (sessionKey, event, data) => {
+        this.outbox.publish(sessionKey, { type: "notice", event, data });
+        this.watches.notice(sessionKey, event, data);
+      },
       holdStop: (sessionKey) => this.holdStop(sessionKey),
       track: (work) => this.track(work),
       releaseSession: (sessionKey) => this.lifecycle.clear(sessionKey, "release"),
@@ -262,43 +278,114 @@ export class Runtime {
   async handleMessage(input: MessageInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
     const agent = this.agent(input.agentId);
-    if (!CHAT_ID.test(input.chatId)) {
-      throw new RequestError("invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(input.chatId)})`);
+    return this.message(agent, this.keyFor(agent.id, input.channel, input.chatId), input);
+  }
+
+  /**
+   * What `handleMessage` would refuse before anything runs (an unknown
+   * agent, a bad chat id, images its model cannot take), thrown as the same
+   * RequestError: a streamed answer checks first, so that a bad request is
+   * an error status, not a stream that ends in an error.
+   */
+  checkMessage(input: Omit<MessageInput, "signal" | "onEvent">): void {
+    const agent = this.agent(input.agentId);
+    this.keyFor(agent.id, input.channel, input.chatId);
+    this.checkImages(agent, input.text, input.images ?? []);
+  }
+
+  /** What `converse` would refuse before anything runs: `checkMessage`'s checks, and the images of the conversation's earlier messages. */
+  checkConversation(input: Omit<ConversationInput, "signal" | "onEvent">): void {
+    this.checkMessage({ ...input, chatId: "ephemeral" });
+    const agent = this.agent(input.agentId);
+    for (const message of input.history) {
+      if (message.role !== "user" || typeof message.content === "string") continue;
+      const images = message.content.flatMap((part) => (part.type === "image_url" ? [part.image_url] : []));
+      if (images.length > 0) this.turns.acceptImages(agent, images);
     }
-    const sessionKey = sessionKeyFor(agent.id, input.channel, input.chatId);
+  }
+
+  private checkImages(agent: AgentDefinition, text: string, images: readonly ImageInput[]): void {
+    if (images.length === 0) return;
+    const matched = this.commands.match(text);
+    if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
+    this.turns.acceptImages(agent, images);
+  }
+
+  /**
+   * One message of a conversation the client keeps (a stateless request):
+   * its history and the client's system texts (after the agent's prompt)
+   * are set up under a session key made for it, with the tools a one-turn
+   * session may use (no `spawn`: its result would come after the end); when
+   * the message settles, however it ends, that session's history and every
+   * per-session state are released.
+   */
+  async converse(input: ConversationInput): Promise<MessageOutcome> {
+    if (this.closing) throw new AbortedError("the gateway is shutting down");
+    this.checkConversation(input);
+    const own = this.agent(input.agentId);
+    const system = (input.system ?? []).filter((text) => text.trim() !== "");
+    const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
+    const sessionKey = oneMessageKey(agent.id, input.channel, this.ids());
     if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
+    return this.oneMessage.run(sessionKey, input.history, () => this.message(agent, sessionKey, input, true));
+  }
+
+  private keyFor(agentId: string, channel: string, chatId: string): string {
+    if (!CHAT_ID.test(chatId)) {
+      throw new RequestError("invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(chatId)})`);
+    }
+    const sessionKey = sessionKeyFor(agentId, channel, chatId);
+    if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(channel)}`);
+    return sessionKey;
+  }
+
+  /** A message on a session: a slash command, or a turn (`oneTurn`: of a session that lives for this message only). */
+  private async message(
+    agent: AgentDefinition,
+    sessionKey: string,
+    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent">,
+    oneTurn = false,
+  ): Promise<MessageOutcome> {
     const matched = this.commands.match(input.text);
     const images = input.images ?? [];
-    if (images.length > 0) {
-      if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
-      this.turns.acceptImages(agent, images);
-    }
-    const stop = matched && !matched.command.locked ? undefined : this.stops.hold(rootKey(sessionKey));
+    this.checkImages(agent, input.text, images);
+    const holds = !matched || matched.command.locked;
+    const stop = holds ? this.stops.hold(rootKey(sessionKey)) : undefined;
     // One signal for the whole message: the client, the session's stop switch, shutdown.
     const joined = joinSignals([this.shutdown.signal, stop?.signal, input.signal]);
     const signal = joined.signal;
     const delivered: Delivery[] = [];
+    let watch: MessageWatch | undefined;
     const deliver = (delivery: Delivery) => {
       delivered.push(delivery);
+      watch?.delivered(delivery);
       this.events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery });
       this.outbox.publish(sessionKey, { type: "delivery", ...delivery });
     };
 
-    const work = async (): Promise<{ reply: string; earlier: Delivery[] }> => {
-      signal.throwIfAborted();
-      let reply: string;
-      if (matched) {
-        reply = await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal });
-        deliver({ from: "command", text: reply });
-      } else reply = await this.turns.run(agent, sessionKey, input.text, signal, deliver, images);
-      // Taken while the message still holds the session: after /clear (which dropped them) there are none.
-      return { reply, earlier: this.outbox.drain(sessionKey) };
+    const work = async (): Promise<Omit<MessageOutcome, "agentId" | "sessionKey" | "delivered">> => {
+      // Watched while it holds the session: the session's events meanwhile are its own.
+      if (input.onEvent) watch = this.watches.open(sessionKey, input.onEvent, holds);
+      try {
+        signal.throwIfAborted();
+        let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated">;
+        if (matched) {
+          answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
+          deliver({ from: "command", text: answer.reply });
+        } else {
+          const result = await this.turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn);
+          answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
+        }
+        // Taken while the message still holds the session: after /clear (which dropped them) there are none.
+        return { ...answer, earlier: this.outbox.drain(sessionKey) };
+      } finally {
+        watch?.close();
+      }
     };
     const task = stop ? this.locks.run(sessionKey, work) : work();
     this.track(task);
     try {
-      const { reply, earlier } = await task;
-      return { agentId: agent.id, sessionKey, reply, delivered, earlier };
+      return { agentId: agent.id, sessionKey, delivered, ...(await task) };
     } catch (error) {
       // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
       // Shutdown and a client that left abort with their own reasons and stay errors.
@@ -338,7 +425,8 @@ export class Runtime {
     const task = this.locks
       .run(sessionKey, async () => {
         signals.signal.throwIfAborted();
-        return this.turns.run(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+        const result = await this.turns.run(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+        return result.reply;
       })
       .finally(() => {
         cleared.done();
@@ -389,6 +477,7 @@ export class Runtime {
       stopSwitches: this.stops.size,
       runningTurns: this.work.runningCount,
       inflight: this.work.inflightCount,
+      watchedMessages: this.watches.size,
     };
   }
 

@@ -11,7 +11,7 @@ import type { Timer } from "../signals.js";
 import type { ContextFitter } from "./context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
 import type { ModelSource } from "./options.js";
-import { runTurn } from "./turn.js";
+import { type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
 
 /** What a turn needs from the runtime. */
@@ -55,6 +55,11 @@ export class TurnRunner {
     );
   }
 
+  /**
+   * `oneTurn`: the session lives for this turn only (a one-message
+   * conversation), so it gets the tools a subagent gets: none whose result
+   * could arrive after it ended (`spawn`).
+   */
   async run(
     agent: AgentDefinition,
     sessionKey: string,
@@ -62,7 +67,8 @@ export class TurnRunner {
     signal: AbortSignal,
     deliver: (d: Delivery) => void,
     images: readonly ImageInput[] = [],
-  ): Promise<string> {
+    oneTurn = false,
+  ): Promise<TurnResult> {
     const { deps } = this;
     const turnId = deps.ids();
     const started = deps.clock.now();
@@ -83,7 +89,7 @@ export class TurnRunner {
         images,
         signal,
         provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
-        tools: deps.policy.toolSet(agent, isSubagentKey(sessionKey)),
+        tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),
         maxIterations: deps.config.agents.defaults.max_tool_iterations,
         timeoutMs: deps.config.agents.defaults.turn_timeout_ms,
         timer: deps.turnTimer,
@@ -93,8 +99,9 @@ export class TurnRunner {
         now: () => deps.clock.now(),
       });
       if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);
-      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started });
-      return result.reply;
+      const usage = result.usage ? { usage: result.usage } : {};
+      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started, ...usage });
+      return result;
     } catch (error) {
       deps.events.emit("turn.end", {
         ...scope,

@@ -3,11 +3,12 @@ import type { EventBus } from "../feature/events.js";
 import type { Delivery } from "../feature/feature.js";
 import { TurnTimeoutError } from "../errors.js";
 import { type ChatMessage, type ContentPart, withoutThinking } from "../models/message.js";
-import type { ModelProvider } from "../models/provider.js";
+import type { ModelDelta, ModelProvider } from "../models/provider.js";
 import type { HistoryStore } from "../session/history.js";
 import { type Timer, joinSignals } from "../signals.js";
 import type { CallObserver, CallScope, ToolSet } from "../tools/tool-set.js";
 import type { ImageInput } from "./images.js";
+import { type TokenUsage, UsageSum } from "./usage.js";
 
 export interface TurnInput {
   turnId: string;
@@ -35,6 +36,10 @@ export interface TurnResult {
   reply: string;
   /** True when max_tool_iterations stopped the work. */
   hitLimit: boolean;
+  /** True when the model ran out of output room (max_tokens) and the reply says so. */
+  cutOff: boolean;
+  /** Tokens of the turn's own model calls, summed, when the provider reported any. */
+  usage?: TokenUsage;
 }
 
 export const CUT_OFF_NOTE = "[The answer was cut off: the model reached its output limit (max_tokens).]";
@@ -74,14 +79,28 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();
-  const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, agent.id, sessionKey) };
+  const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, scope) };
+  const usage = new UsageSum();
+  // The model's text is shown as it streams (`text.delta`); what the reply adds after it (a note) follows it.
+  let streamed = 0;
+  const onDelta = (delta: ModelDelta) => {
+    if (delta.type !== "text" || delta.text === "") return;
+    streamed += delta.text.length;
+    events.emit("text.delta", { ...scope, text: delta.text });
+  };
+  const showRest = (reply: string, seen: string) => {
+    const shown = reply.startsWith(seen) ? seen : seen.trimStart();
+    if (reply.length > shown.length) events.emit("text.delta", { ...scope, text: reply.slice(shown.length) });
+  };
 
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
     const messages = [...prefix, ...history, ...added];
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
-    const response = await provider.chat({ messages, tools: specs, signal });
+    streamed = 0;
+    const response = await provider.chat({ messages, tools: specs, signal }, onDelta);
+    usage.add(response.usage);
     events.emit("llm.response", {
       ...scope,
       model: response.modelName,
@@ -95,10 +114,11 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       let reply = response.text ?? "";
       // Say so when the model ran out of output room: a cut-off answer must not pass as a whole one.
       if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
+      showRest(reply, (response.text ?? "").slice(0, streamed));
       added.push({ role: "assistant", content: reply });
       await input.history.append(sessionKey, added.map(withoutThinking));
       if (reply) input.deliver({ from: "agent", text: reply });
-      return { reply, hitLimit: false };
+      return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
     }
 
     // The model's thinking goes back with the rest of the turn (Anthropic requires it with tools), and no further.
@@ -126,10 +146,11 @@ async function loop(input: TurnInput): Promise<TurnResult> {
 
   signal.throwIfAborted();
   const reply = limitReply(input.maxIterations);
+  showRest(reply, "");
   added.push({ role: "assistant", content: reply });
   await input.history.append(sessionKey, added.map(withoutThinking));
   input.deliver({ from: "agent", text: reply });
-  return { reply, hitLimit: true };
+  return { reply, hitLimit: true, cutOff: false, ...usage.total() };
 }
 
 /** The user's message as the model gets it: its text, or its text and images as parts. */
@@ -141,12 +162,14 @@ function userContent(text: string, images: readonly ImageInput[]): string | Cont
   ];
 }
 
-/** A tool set's calls as runtime events. */
-function toolEvents(events: EventBus, agentId: string, sessionKey: string): CallObserver {
+/** A tool set's calls as runtime events; `tool.end` carries what the user sees of a result that is not silent. */
+function toolEvents(events: EventBus, scope: { agentId: string; sessionKey: string; turnId: string }): CallObserver {
   return {
-    started: (tool, callId) => events.emit("tool.start", { agentId, sessionKey, tool, callId }),
-    ended: (tool, callId, result, durationMs) =>
-      events.emit("tool.end", { agentId, sessionKey, tool, callId, isError: result.isError, silent: result.silent, durationMs }),
-    published: (tool, callId, details) => events.emit("tool.update", { agentId, sessionKey, tool, callId, details }),
+    started: (tool, callId) => events.emit("tool.start", { ...scope, tool, callId }),
+    ended: (tool, callId, result, durationMs) => {
+      const text = !result.silent && result.forUser ? { text: result.forUser } : {};
+      events.emit("tool.end", { ...scope, tool, callId, isError: result.isError, silent: result.silent, durationMs, ...text });
+    },
+    published: (tool, callId, details) => events.emit("tool.update", { ...scope, tool, callId, details }),
   };
 }

@@ -1,6 +1,6 @@
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryLimits, fitExchange } from "./exchange.js";
-import { isSubagentKey } from "./key.js";
+import { isTransientKey } from "./key.js";
 import { jsonBytes } from "./size.js";
 
 /** The end of a session's history, as the history API shows it. */
@@ -218,7 +218,7 @@ export class MemoryHistoryStore implements HistoryStore {
   async list(limit: number): Promise<SessionInfo[]> {
     const infos: SessionInfo[] = [];
     for (const [key, session] of this.sessions) {
-      if (!isSubagentKey(key)) infos.push({ key, messages: session.messages.length, updatedAt: session.updatedAt });
+      if (!isTransientKey(key)) infos.push({ key, messages: session.messages.length, updatedAt: session.updatedAt });
     }
     return infos.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, Math.max(0, limit));
   }

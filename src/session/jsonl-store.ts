@@ -5,7 +5,7 @@ import { type DirLock, lockDir } from "./dir-lock.js";
 import { fileNameOf } from "./file-names.js";
 import { type AppendOutcome, type HistoryPage, type HistoryStore, MemoryHistoryStore, type MemoryHistoryOptions, type SessionInfo } from "./history.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
-import { isSubagentKey } from "./key.js";
+import { isTransientKey } from "./key.js";
 import { KeyQueue } from "./key-queue.js";
 import { SessionFiles } from "./session-files.js";
 import { findSessions } from "./stored-sessions.js";
@@ -109,7 +109,7 @@ export class JsonlHistoryStore implements HistoryStore {
 
   async hold(sessionKey: string): Promise<() => void> {
     const release = await this.cache.hold(sessionKey);
-    if (isSubagentKey(sessionKey)) return release;
+    if (isTransientKey(sessionKey)) return release;
     try {
       await this.serial(sessionKey, () => this.load(sessionKey));
     } catch (error) {
@@ -129,7 +129,7 @@ export class JsonlHistoryStore implements HistoryStore {
   }
 
   async page(sessionKey: string, limit: number): Promise<HistoryPage> {
-    if (isSubagentKey(sessionKey) || this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
+    if (isTransientKey(sessionKey) || this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
     // Reading is not using: an evicted session is read from its file and stays out of memory.
     return this.serial(sessionKey, async () => {
       if (this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
@@ -139,13 +139,13 @@ export class JsonlHistoryStore implements HistoryStore {
   }
 
   append(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
-    if (isSubagentKey(sessionKey)) return this.cache.append(sessionKey, messages);
+    if (isTransientKey(sessionKey)) return this.cache.append(sessionKey, messages);
     if (messages.length === 0) return;
     return this.serial(sessionKey, () => this.commit(sessionKey, () => this.cache.add(sessionKey, messages), messages));
   }
 
   replace(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
-    if (isSubagentKey(sessionKey)) return this.cache.replace(sessionKey, messages);
+    if (isTransientKey(sessionKey)) return this.cache.replace(sessionKey, messages);
     return this.serial(sessionKey, () =>
       this.commit(sessionKey, () => {
         this.cache.clear(sessionKey);
@@ -155,7 +155,7 @@ export class JsonlHistoryStore implements HistoryStore {
   }
 
   clear(sessionKey: string): void | Promise<void> {
-    if (isSubagentKey(sessionKey)) return this.cache.clear(sessionKey);
+    if (isTransientKey(sessionKey)) return this.cache.clear(sessionKey);
     return this.serial(sessionKey, async () => {
       this.ensureOpen();
       await this.files.remove(fileNameOf(sessionKey));

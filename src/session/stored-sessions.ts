@@ -1,5 +1,5 @@
 import { fileNameOf, keyOfFileName } from "./file-names.js";
-import { isSubagentKey } from "./key.js";
+import { isTransientKey } from "./key.js";
 import type { SessionFiles } from "./session-files.js";
 
 /** Files changed this close together are ordered by their meta files' times. */
@@ -38,7 +38,7 @@ export function findSessions(files: SessionFiles, warn: (message: string) => voi
       warn(`${files.historyFile(file.name)}: cannot tell which session it holds (its name is shortened and its meta file does not say); left alone`);
       continue;
     }
-    if (!isSubagentKey(key)) sessions.push({ key, name: file.name, updatedAt: Math.round(order[i]!) });
+    if (!isTransientKey(key)) sessions.push({ key, name: file.name, updatedAt: Math.round(order[i]!) });
   }
   return sessions.sort((a, b) => a.updatedAt - b.updatedAt);
 }

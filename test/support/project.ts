@@ -91,6 +91,8 @@ export interface HarnessOptions extends ProjectFiles {
   models?: ModelCatalogOptions;
   /** Times subagents' timeout_ms (e.g. ManualTimers' `timer`, so the test decides when it runs out). */
   timer?: Timer;
+  /** Times the heartbeats of streamed answers. */
+  heartbeatTimer?: Timer;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -130,7 +132,14 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   const { runtime, warnings } = booted;
   onTestFinished(() => runtime.close(0));
   const { token, allowed_origins, allowed_hosts } = loaded.config.gateway;
-  const app = createApp(runtime, { token: opts.token ?? token, logger, allowedOrigins: allowed_origins, allowedHosts: allowed_hosts });
+  const app = createApp(runtime, {
+    token: opts.token ?? token,
+    logger,
+    allowedOrigins: allowed_origins,
+    allowedHosts: allowed_hosts,
+    streamQueueBytes: loaded.config.gateway.limits.stream_queue_bytes,
+    ...(opts.heartbeatTimer ? { heartbeatTimer: opts.heartbeatTimer } : {}),
+  });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);
   return {
     dir,

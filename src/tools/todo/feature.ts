@@ -6,9 +6,9 @@ import type { FeatureRoute } from "../../feature/route.js";
 import { agentOfKey } from "../../session/key.js";
 import { todoCommand } from "./command.js";
 import type { PlanUpdate } from "./events.js";
-import { createTodoTool, readTodos } from "./list/tool.js";
+import { type ListPlanChange, createTodoTool, readTodos } from "./list/tool.js";
 import { createPhasesTool } from "./phases/tool.js";
-import { type SharedPlanStore, type TodoStyle, createPlanStore, listView, phasesView } from "./plans.js";
+import { type SharedPlanStore, type TodoStyle, createPlanStore, listAsPhases, listView, phasesView } from "./plans.js";
 
 export const TODO_TOOL = "todo";
 
@@ -38,10 +38,14 @@ export function todoFeature(): TodoFeature {
       const store = createPlanStore(config.tools.todo.max_plans);
       plans = store;
       const styleOf = (agent: AgentDefinition): TodoStyle => (agent.settings.todo_style as TodoStyle | undefined) ?? config.tools.todo.style;
-      const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => events.emit("plan.updated", { agentId, sessionKey, ...update });
+      // A plan changed: the event, and a notice to the session's open streams (a UI's plan panel), the same for both styles.
+      const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => {
+        events.emit("plan.updated", { agentId, sessionKey, ...update });
+        host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
+      };
       // What the tools publish (`ctx.publish`) is the plan after their change.
       events.on("tool.update", (e) => {
-        if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, e.details as PlanUpdate);
+        if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange));
       });
       const phasesTool = createPhasesTool(phasesView(store));
 
@@ -75,4 +79,10 @@ export function todoFeature(): TodoFeature {
       };
     },
   };
+}
+
+/** What a todo tool published, as `plan.updated` carries it: a list-style plan as one phase `Todos`. */
+function planUpdate(details: PlanUpdate | ListPlanChange): PlanUpdate {
+  if (!("items" in details)) return details;
+  return { style: "list", phases: listAsPhases(details.items), completedTasks: details.completed.map((content) => ({ phase: "Todos", content })) };
 }

@@ -7,6 +7,13 @@ import { MAX_ID_BYTES, TODO_ERRORS, TODO_PRIORITIES, TODO_STATUSES, type TodoIte
 /** A stored list-style plan: readonly all the way down. */
 export type TodoPlan = readonly Readonly<TodoItem>[];
 
+/** What the list tool publishes (`ctx.publish`) after a write: the plan now, and the contents of the items this write completed. */
+export interface ListPlanChange {
+  style: "list";
+  items: TodoPlan;
+  completed: readonly string[];
+}
+
 /** What the list tool needs of a store. */
 export interface ListPlanAccess {
   read(agentId: string, sessionKey: string): TodoPlan | undefined;
@@ -60,12 +67,16 @@ export function createTodoTool(store: ListPlanAccess) {
       if (request.action === "read") {
         return toolResult.silent(renderTodoResult(store.read(ctx.agentId, ctx.sessionKey) ?? [], "Retrieved"));
       }
+      const before = new Set((store.read(ctx.agentId, ctx.sessionKey) ?? []).filter((item) => item.status === "completed").map((item) => item.id));
       try {
         await store.write(ctx.agentId, ctx.sessionKey, request.todos);
       } catch (error) {
         if (error instanceof CapacityError) return toolResult.error(TODO_ERRORS.capacity);
         throw error;
       }
+      // The todo feature turns this into `plan.updated` for UIs, as for the phases style.
+      const completed = request.todos.filter((item) => item.status === "completed" && !before.has(item.id)).map((item) => item.content);
+      ctx.publish({ style: "list", items: request.todos, completed } satisfies ListPlanChange);
       return toolResult.silent(renderTodoResult(request.todos, "Updated"));
     },
   });

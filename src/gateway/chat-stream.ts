@@ -1,0 +1,75 @@
+import type { Context } from "hono";
+import { PicoclawError, messageOf } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { MessageEvent } from "../runtime/message-stream.js";
+import type { MessageInput, MessageOutcome } from "../runtime/options.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { joinSignals } from "../signals.js";
+import { statusOf } from "./errors.js";
+import { SseAnswer, type SseOptions, sseEvent } from "./sse.js";
+
+/** The JSON body of a `POST /v1/chat` answer (and the data of a streamed answer's `turn.end`). */
+export function chatAnswer(outcome: MessageOutcome): Record<string, unknown> {
+  return {
+    agent: outcome.agentId,
+    session_key: outcome.sessionKey,
+    reply: outcome.reply,
+    // What reached the session while nobody was watching comes first, once (never after /clear).
+    delivered: [...outcome.earlier, ...outcome.delivered],
+    // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
+    ...(outcome.stopped ? { stopped: true } : {}),
+    ...(outcome.usage ? { usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens } } : {}),
+  };
+}
+
+/** A message event as `/v1/chat` streams it (README, "HTTP API"): name and JSON data. */
+function chatEvent(event: MessageEvent): string {
+  switch (event.type) {
+    case "turn.start":
+      return sseEvent("turn.start", { agent: event.agentId, session_key: event.sessionKey });
+    case "text.delta":
+      return sseEvent("text.delta", { text: event.text });
+    case "tool.start":
+      return sseEvent("tool.start", { id: event.id, name: event.name });
+    case "tool.end":
+      return sseEvent("tool.end", { id: event.id, name: event.name, is_error: event.isError, ...(event.text === undefined ? {} : { text: event.text }) });
+    case "delivery":
+      return sseEvent("delivery", { from: event.from, text: event.text });
+    case "notice":
+      return sseEvent(event.event, event.data);
+  }
+}
+
+/** What a failed message says at the end of a stream, `{code, message}`, logged as the JSON answer's failure would be. */
+export function failureOf(error: unknown, where: string, logger: Logger): { status: number; code: string; message: string } {
+  if (error instanceof PicoclawError) {
+    const status = statusOf(error.code);
+    if (status >= 500) logger.warn(`${where}: ${error.message}`, { code: error.code });
+    return { status, code: error.code, message: error.message };
+  }
+  logger.error(`${where} failed: ${messageOf(error)}`);
+  return { status: 500, code: "internal", message: "internal error; see the gateway log" };
+}
+
+/**
+ * `POST /v1/chat` with `"stream": true`: the message's events as Server-Sent
+ * Events while it runs, then exactly one of `turn.end` (the JSON the
+ * non-streaming call answers) or `error` (`{code, message}`), then the end.
+ * A client that leaves (or stops reading) aborts the turn, as a
+ * non-streaming client that disconnects does.
+ */
+export function chatStream(c: Context, runtime: Runtime, input: Omit<MessageInput, "signal" | "onEvent">, opts: SseOptions & { logger: Logger }): Response {
+  const answer = new SseAnswer(c, opts);
+  const signal = joinSignals([c.req.raw.signal, answer.signal]);
+  runtime
+    .handleMessage({ ...input, signal: signal.signal, onEvent: (event) => answer.send(chatEvent(event)) })
+    .then(
+      (outcome) => answer.end(sseEvent("turn.end", chatAnswer(outcome))),
+      (error: unknown) => {
+        const { code, message } = failureOf(error, `${c.req.method} ${c.req.path}`, opts.logger);
+        answer.end(sseEvent("error", { code, message }));
+      },
+    )
+    .finally(() => signal.dispose());
+  return answer.response();
+}

@@ -1,0 +1,151 @@
+import type { Context } from "hono";
+import { AbortedError } from "../errors.js";
+import type { Timer } from "../signals.js";
+
+/** How long a streamed answer may stay quiet before a comment line keeps proxies from cutting it. */
+export const HEARTBEAT_MS = 15_000;
+
+/**
+ * What a streamed answer may hold that its client has not taken yet, by
+ * default (UTF-8 bytes; gateway.limits.stream_queue_bytes). A client that
+ * stops reading fills it; then the answer is cut and its turn aborted, as
+ * when a client leaves.
+ */
+export const ANSWER_QUEUE_BYTES = 8 * 1024 * 1024;
+
+export interface SseOptions {
+  /** Times the heartbeats (tests run them out themselves). */
+  timer: Timer;
+  /** What the answer may hold unread (one frame of any size fits an empty queue). */
+  maxQueuedBytes: number;
+}
+
+/** The node response under the request when the node server serves it (hono's node adapter puts it in `c.env`). */
+export function nodeResponse(c: Context): { destroy(): void } | undefined {
+  const env = c.env as { outgoing?: { destroy(): void } } | undefined;
+  return env?.outgoing;
+}
+
+/**
+ * A Server-Sent Events answer written as its events happen (a streamed
+ * turn): frames queue until the connection takes them, all that is queued
+ * going out at once; a comment line (`: ping`) goes out whenever
+ * HEARTBEAT_MS pass with nothing written. `signal` aborts when the client
+ * leaves or stops reading (its queue over `maxQueuedBytes`): the work
+ * behind the answer stops with it. After `end`, nothing more is written.
+ */
+export class SseAnswer {
+  private readonly queue: string[] = [];
+  private queuedBytes = 0;
+  private ended = false;
+  private wrote = false;
+  private wake: (() => void) | undefined;
+  private readonly gone = new AbortController();
+  private stopHeartbeat: () => void = () => {};
+  private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  private readonly encoder = new TextEncoder();
+  readonly body: ReadableStream<Uint8Array>;
+
+  constructor(
+    private readonly c: Context,
+    private readonly opts: SseOptions,
+  ) {
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+          this.beat();
+        },
+        pull: async (controller) => {
+          while (this.queue.length === 0 && !this.ended && !this.gone.signal.aborted) {
+            await new Promise<void>((resolve) => (this.wake = resolve));
+          }
+          if (this.gone.signal.aborted) return;
+          if (this.queue.length > 0) {
+            const text = this.queue.length === 1 ? this.queue[0]! : this.queue.join("");
+            this.queue.length = 0;
+            this.queuedBytes = 0;
+            controller.enqueue(this.encoder.encode(text));
+            return;
+          }
+          this.stopHeartbeat();
+          controller.close();
+        },
+        cancel: () => this.leave(new AbortedError("the client went away")),
+      },
+      // Nothing is pulled ahead of the connection: what the client has not taken stays in the queue, counted.
+      { highWaterMark: 0 },
+    );
+  }
+
+  /** Aborts when the client went away or stopped reading. */
+  get signal(): AbortSignal {
+    return this.gone.signal;
+  }
+
+  /** The answer to return from the route. */
+  response(): Response {
+    return this.c.body(this.body, 200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      // Proxies that buffer answers (nginx) pass this one on as it comes.
+      "x-accel-buffering": "no",
+    });
+  }
+
+  /** Queues one frame (`event: ...\ndata: ...\n\n`, or `data: ...\n\n`). */
+  send(frame: string): void {
+    if (this.ended || this.gone.signal.aborted) return;
+    const bytes = Buffer.byteLength(frame, "utf8");
+    if (this.queue.length > 0 && this.queuedBytes + bytes > this.opts.maxQueuedBytes) {
+      this.cut();
+      return;
+    }
+    this.queue.push(frame);
+    this.queuedBytes += bytes;
+    this.wrote = true;
+    this.wake?.();
+  }
+
+  /** Queues the last frame; the answer ends once it is written. */
+  end(frame?: string): void {
+    if (frame !== undefined) this.send(frame);
+    this.ended = true;
+    this.stopHeartbeat();
+    this.wake?.();
+  }
+
+  /** A comment line when HEARTBEAT_MS passed with nothing written, then again. */
+  private beat(): void {
+    this.stopHeartbeat = this.opts.timer(HEARTBEAT_MS, () => {
+      if (this.ended || this.gone.signal.aborted) return;
+      if (!this.wrote && this.queue.length === 0) this.send(": ping\n\n");
+      this.wrote = false;
+      this.beat();
+    });
+  }
+
+  /** The client stopped reading: cut the connection and stop the work. */
+  private cut(): void {
+    this.leave(new AbortedError("the client stopped reading the streamed answer"));
+    // On the node server, its socket (quietly); in-process, the body errors.
+    const socket = nodeResponse(this.c);
+    if (socket) socket.destroy();
+    else this.controller?.error(new Error("the client stopped reading the streamed answer"));
+  }
+
+  private leave(reason: AbortedError): void {
+    if (this.gone.signal.aborted) return;
+    this.stopHeartbeat();
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.gone.abort(reason);
+    this.wake?.();
+  }
+}
+
+/** One SSE event (JSON data holds no line breaks; an event name must not either). */
+export function sseEvent(event: string, data: unknown): string {
+  return `event: ${event.replace(/[\r\n]/g, "")}\ndata: ${JSON.stringify(data)}\n\n`;
+}
