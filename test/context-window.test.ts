@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { OpenAIProvider } from "../src/models/openai.js";
 import { SUMMARY_MARK } from "../src/runtime/summary.js";
 import { anthropicError, anthropicMessage } from "./support/fake-anthropic.js";
-import { FakeModelServer, type RecordedRequest, type Reply, textCompletion } from "./support/fake-openai.js";
+import { type FakeModelServer, type RecordedRequest, type Reply, fakeModelServers, textCompletion } from "./support/fake-openai.js";
 import { ask, modelEntry } from "./support/models.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "./support/project.js";
 
@@ -51,15 +51,7 @@ function openaiWithWindow(limit: number, answer: (request: RecordedRequest) => R
   };
 }
 
-const servers: FakeModelServer[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-async function serve(handler: (request: RecordedRequest) => Reply): Promise<FakeModelServer> {
-  const server = await FakeModelServer.start(handler);
-  servers.push(server);
-  return server;
-}
+const serve = fakeModelServers();
 
 const words = (n: number) => `${"lorem ipsum ".repeat(Math.ceil(n / 12))}`.slice(0, n);
 const failures = (server: FakeModelServer, limit: number) => server.requests.filter((r) => tokensOf(r.body) > limit).length;

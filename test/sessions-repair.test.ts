@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { LOST_RESULT } from "../src/session/transcript.js";
 import { anthropicError, anthropicMessage } from "./support/fake-anthropic.js";
-import { FakeModelServer, type RecordedRequest, type Reply, textCompletion } from "./support/fake-openai.js";
+import { fakeModelServers, textCompletion } from "./support/fake-openai.js";
 import { harness, jsonOf, openaiConfig, tempDir } from "./support/project.js";
 
 /**
@@ -54,15 +54,7 @@ function anthropicProblem(messages: Wire[]): string | undefined {
   return undefined;
 }
 
-const servers: FakeModelServer[] = [];
-afterEach(async () => {
-  for (const server of servers.splice(0)) await server.close();
-});
-async function serve(handler: (request: RecordedRequest) => Reply): Promise<FakeModelServer> {
-  const server = await FakeModelServer.start(handler);
-  servers.push(server);
-  return server;
-}
+const serve = fakeModelServers();
 
 const call = (id: string) => ({ id, type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } });
 
