@@ -1,4 +1,5 @@
 import { benchMemory } from "./memory.js";
+import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTtft } from "./ttft.js";
@@ -11,3 +12,4 @@ await benchTtft();
 await benchTodo();
 await benchSubagents();
 await benchMemory();
+await benchPersist();

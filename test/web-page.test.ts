@@ -132,7 +132,8 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     // Silent results (the todo JSON, the subagent's answer) never reach the page.
     const shown = view.transcript.filter((item) => item.kind !== "user").map((item) => item.text);
     expect(shown.join("\n")).not.toMatch(/total_count|notes gathered|Subagent "research"/);
-    expect(await page.locator("#send").isEnabled()).toBe(true);
+    // The composer is free once the answer is complete (its last event comes after the reply's delivery).
+    await eventually(async () => expect(await page.locator("#send").isEnabled()).toBe(true));
     expect(await page.locator("#stop").isVisible()).toBe(false);
     // The event stream carried the same deliveries: each is shown once.
     await page.waitForTimeout(300);
@@ -241,7 +242,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     await send(page, [call("spawn", { task: "WAIT background-1\nSAY the background work is finished", label: "later" }), "SAY I started it."].join("\n"));
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("I started it."));
     expect((await viewOf(page)).subagents).toEqual(["later"]);
-    expect(await page.locator("#send").isEnabled()).toBe(true);
+    await eventually(async () => expect(await page.locator("#send").isEnabled()).toBe(true));
     openGate("background-1");
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)).toMatchObject({ kind: "agent", text: "the background work is finished" }));
     await eventually(async () => expect((await viewOf(page)).subagents).toEqual([]));
