@@ -171,7 +171,7 @@ describe.skipIf(!run)("the chat page's edges in Chromium", () => {
     }
   });
 
-  it("a gateway without the session list (404) leaves the new-session box, and a session starts by its name", async () => {
+  it("a gateway without the session list (an older one: 404) leaves the new-session box, and a session starts by its name", async () => {
     const made = await context();
     await made.route(/\/v1\/sessions(\?.*)?$/, (route) =>
       route.fulfill({ status: 404, contentType: "application/json", body: JSON.stringify({ error: { code: "not_found", message: "no route" } }) }),

@@ -62,34 +62,17 @@ describe.skipIf(!run)("the chat page's controls in Chromium", () => {
       }));
     });
 
-  it("the session list shows the gateway's sessions newest first, marks the open one, and opens another with its history; the agent picker goes to that agent's newest session", async () => {
+  it("the session list shows the gateway's sessions newest first, marks the open one, opens another with its history, and moves a session that just talked to the top; the agent picker goes to that agent's newest session", async () => {
     await chat("main", "groceries", "SAY milk and eggs");
     await chat("planner", "trip", "SAY pack light");
-    const context = await rig.browser.newContext({ viewport: { width: 1280, height: 860 } });
-    // GET /v1/sessions as the persistent-sessions work answers it, until this gateway has the route.
-    const now = Date.now();
-    await context.route(/\/v1\/sessions(\?.*)?$/, (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: "application/json",
-        body: JSON.stringify({
-          sessions: [
-            { key: "agent:planner:http:trip", agent: "planner", messages: 2, updated_at: new Date(now - 120_000).toISOString() },
-            { key: "agent:main:http:groceries", agent: "main", messages: 2, updated_at: new Date(now - 3 * 3_600_000).toISOString() },
-          ],
-        }),
-      }),
-    );
-    const page = await context.newPage();
-    page.on("pageerror", (error) => problems.push(error.message));
     // Opened without a session named, the page opens the newest web session.
-    await page.goto(`${rig.gateway.url}/`);
+    const page = await open();
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("pack light"));
     expect(await page.locator("#agent").inputValue()).toBe("planner");
     expect(await page.locator("#session-title").textContent()).toBe("trip");
     expect(await sessionList(page)).toEqual([
-      { text: "tripplanner · 2 msg · 2 min ago", current: true },
-      { text: "groceriesmain · 2 msg · 3 h ago", current: false },
+      { text: "tripplanner · 2 msg · just now", current: true },
+      { text: "groceriesmain · 2 msg · just now", current: false },
     ]);
     await shot(page, "1-session-list");
 
@@ -99,10 +82,19 @@ describe.skipIf(!run)("the chat page's controls in Chromium", () => {
     expect(await page.locator("#agent").inputValue()).toBe("main");
     expect((await sessionList(page)).map((entry) => entry.current)).toEqual([false, true]);
 
+    await page.locator("#message").fill("SAY and bread");
+    await page.locator("#message").press("Enter");
+    await eventually(async () =>
+      expect(await sessionList(page)).toEqual([
+        { text: "groceriesmain · 4 msg · just now", current: true },
+        { text: "tripplanner · 2 msg · just now", current: false },
+      ]),
+    );
+
     await page.locator("#agent").selectOption("planner");
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("pack light"));
     expect(page.url()).toMatch(/#agent:planner:http:trip$/);
-    await context.close();
+    await page.close();
   });
 
   it("Enter sends; Shift+Enter starts a new line and sends nothing", async () => {
