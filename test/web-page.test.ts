@@ -209,7 +209,8 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
         ["Ship", ["Release:in_progress:mixed"]],
       ]),
     );
-    expect(await page.locator("#plan-result").textContent()).toBe("Saved.");
+    // The panel redraws on plan.updated, which may come before the command's own answer.
+    await eventually(async () => expect(await page.locator("#plan-result").textContent()).toBe("Saved."));
     // The editor's commands are the panel's business, not the conversation's.
     const transcript = (await viewOf(page)).transcript.map((item) => item.text).join("\n");
     expect(transcript).not.toMatch(/Plan updated|Nothing changed/);
