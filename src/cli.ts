@@ -7,7 +7,6 @@ import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js
 import { type RunningGateway, startGateway } from "./gateway/server.js";
 import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
-import { repl } from "./repl.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
@@ -211,8 +210,9 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
   }
   if (text === undefined) {
     const input = io.stdin!;
-    return withRuntime(loaded, logger, io, ({ runtime }) =>
-      repl(
+    return withRuntime(loaded, logger, io, async ({ runtime }) =>
+      // The chat's reader (and node:readline) is loaded only for a chat.
+      (await import("./repl.js")).repl(
         runtime,
         { input, terminal: io.terminal === true, stdout: io.stdout, stderr: io.stderr, prompt: io.prompt ?? (() => {}) },
         { agentId: runtime.agent(values.agent ?? runtime.defaultAgentId).id, chatId: values.session ?? "default" },
