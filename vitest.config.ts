@@ -22,6 +22,7 @@ const PROCESS_TESTS = [
   "test/loaded-modules.test.ts",
   "test/process-mcp.test.ts",
   "test/process-telegram.test.ts",
+  "test/process-sessions.test.ts",
   "test/mcp-restarts.test.ts",
   "test/mcp-servers.test.ts",
   "test/mcp-runtime.test.ts",
@@ -32,6 +33,7 @@ const PROCESS_TESTS = [
   "test/todo-reference.test.ts",
   // real sockets: fake model servers on 127.0.0.1, the node server
   "test/anthropic-provider.test.ts",
+  "test/context-window.test.ts",
   "test/anthropic-cache.test.ts",
   "test/anthropic-thinking.test.ts",
   "test/images.test.ts",
@@ -51,6 +53,7 @@ const PROCESS_TESTS = [
   "test/sdk-conformance.test.ts",
   "test/server.test.ts",
   "test/server-limits.test.ts",
+  "test/sessions-repair.test.ts",
   "test/streaming-server.test.ts",
   "test/subagents-gateway.test.ts",
   "test/todo-gateway.test.ts",

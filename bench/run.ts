@@ -1,5 +1,6 @@
 import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
+import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTtft } from "./ttft.js";
@@ -13,3 +14,4 @@ await benchTtft();
 await benchTodo();
 await benchSubagents();
 await benchMemory();
+await benchPersist();

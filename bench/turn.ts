@@ -10,6 +10,9 @@ import { benchProject, fmt, instantModel, percentile, report, timed } from "./su
  * model call → tool → model call → HTTP out) against an instant local fake
  * model, versus the same two raw calls to that fake model, in the same run.
  * The ratio and the added p50 are the gateway's own cost per turn.
+ * Histories stay in memory here (a fresh session each turn would otherwise
+ * be a new session file each turn); what keeping them on disk adds is
+ * bench/persist.ts's measure.
  */
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 400);
@@ -26,7 +29,7 @@ const noteTool = defineTool({
 export async function benchTurn(): Promise<Record<string, number>> {
   const model = await instantModel("note", { text: "bench" });
   const project = benchProject(model.url);
-  const { runtime } = bootstrap(project.loaded, { logger: silentLogger, tools: [noteTool] });
+  const { runtime } = bootstrap(project.loaded, { logger: silentLogger, tools: [noteTool], history: "memory" });
   const gateway = await startGateway({ runtime, logger: silentLogger, host: "127.0.0.1", port: 0, token: "" });
 
   const rawPair = async () => {

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
@@ -20,6 +21,8 @@ import type { AnyTool } from "./tools/registry.js";
 import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
 import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
 import { telegramChannel } from "./channels/telegram/feature.js";
+import type { HistoryStore } from "./session/history.js";
+import { JsonlHistoryStore } from "./session/jsonl-store.js";
 
 /**
  * The composition root: config → features → agents → models → runtime.
@@ -40,6 +43,13 @@ export interface BootstrapOptions {
   timer?: Timer;
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
+  /**
+   * Where histories are kept. By default what `session.store` says: with
+   * `jsonl`, the session folder is opened (and locked for this process).
+   * `"memory"` keeps them in memory whatever the config says (commands that
+   * must not take the folder from a running gateway).
+   */
+  history?: HistoryStore | "memory";
 }
 
 /** The built-in features, kept so that tests and embedders can look inside them. */
@@ -84,22 +94,51 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
   checkChannelAgents(loaded, catalog);
   const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] });
   checkUsedModels(loaded, catalog.agents.values(), models);
-  const runtime = new Runtime({
-    config: loaded.config,
-    agents: catalog.agents,
-    models,
-    features,
-    tools: opts.tools ?? [],
-    toolSwitches: loaded.toolSwitches,
-    logger,
-    redact,
-    timer: opts.timer,
-  });
+  const history = opts.history === "memory" ? undefined : (opts.history ?? openHistory(loaded, logger));
+  let runtime: Runtime;
+  try {
+    runtime = new Runtime({
+      config: loaded.config,
+      agents: catalog.agents,
+      models,
+      features,
+      tools: opts.tools ?? [],
+      toolSwitches: loaded.toolSwitches,
+      logger,
+      redact,
+      timer: opts.timer,
+      ...(history ? { history } : {}),
+    });
+  } catch (error) {
+    // Lets go of the session folder (nothing was written yet: this returns at once).
+    void history?.close?.();
+    throw error;
+  }
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));
   const problems = [...catalog.agents.values()]
     .filter((agent) => agent.model !== undefined && !names.has(agent.model))
     .map((agent) => `${agent.file}: model "${agent.model}" is not a model_name in model_list (it has: ${[...names].join(", ")})`);
   return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems, builtins };
+}
+
+/**
+ * The session folder of `session.store: "jsonl"` (relative to the config
+ * file), opened and locked; undefined for `"memory"` (the runtime keeps
+ * histories in memory). Throws SessionDirBusyError when another gateway
+ * owns the folder.
+ */
+export function openHistory(loaded: LoadedConfig, logger: Logger): HistoryStore | undefined {
+  const { session, agents } = loaded.config;
+  if (session.store !== "jsonl") return undefined;
+  return JsonlHistoryStore.open({
+    dir: path.resolve(loaded.baseDir, session.dir),
+    maxMessages: agents.defaults.max_history_messages,
+    maxBytes: agents.defaults.max_history_bytes,
+    maxSessions: session.max_sessions,
+    maxTotalBytes: session.max_bytes,
+    maxStored: session.max_stored,
+    warn: (message) => logger.warn(message),
+  });
 }
 
 /**

@@ -116,8 +116,8 @@ export async function runCli(io: CliIO): Promise<number> {
       return 2;
     }
     io.stderr(redact(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`));
-    // A bad request (an unknown agent, a bad session) is a usage error; anything else is work that failed.
-    return error instanceof PicoclawError && error.fault === "user" ? 2 : 1;
+    // A bad request (an unknown agent, a bad session) or set-up (a session folder another gateway owns) is a usage error; anything else is work that failed.
+    return error instanceof PicoclawError && (error.fault === "user" || error.code === "sessions_locked") ? 2 : 1;
   }
 }
 
@@ -191,9 +191,12 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
   }
 }
 
-/** Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it. */
+/**
+ * Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it.
+ * Histories stay in memory: these commands never take the session folder (a gateway may own it).
+ */
 async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work: (prepared: Bootstrapped) => Promise<number>): Promise<number> {
-  const prepared = await prepare(loaded, { logger });
+  const prepared = await prepare(loaded, { logger, history: "memory" });
   printWarnings(prepared.warnings, io);
   try {
     return await work(prepared);

@@ -17,6 +17,7 @@ export type {
   ModelSource,
   ToolOverview,
   RuntimeStats,
+  SessionSummary,
 } from "./runtime/options.js";
 export type { MessageEvent, MessageObserver } from "./runtime/message-stream.js";
 export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
@@ -24,7 +25,7 @@ export type { Command, CommandContext } from "./feature/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";
 export type { RuntimeEvents, EventScope, EventName } from "./feature/events.js";
 export { SessionState, type SessionScoped, type ClearReason } from "./session/state.js";
-export type { HistoryStore, HistoryPage } from "./session/history.js";
+export type { HistoryStore, HistoryPage, SessionInfo } from "./session/history.js";
 export type { Subscription, OutboxItem } from "./runtime/outbox.js";
 export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 export type { AgentDefinition } from "./agents/agent.js";

@@ -18,7 +18,15 @@ export const REQUEST_ERROR_CODES = [
 ] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 
-export type ErrorCode = RequestErrorCode | "config_invalid" | "listen_failed" | "aborted" | "turn_timeout" | `model_${ModelErrorClass}`;
+export type ErrorCode =
+  | RequestErrorCode
+  | "config_invalid"
+  | "listen_failed"
+  | "aborted"
+  | "turn_timeout"
+  | "sessions_locked"
+  | "storage_failed"
+  | `model_${ModelErrorClass}`;
 
 export class PicoclawError extends Error {
   readonly code: ErrorCode;
@@ -57,6 +65,17 @@ export class ConfigError extends PicoclawError {
 export const MODEL_ERROR_CLASSES = ["auth", "rate_limit", "timeout", "bad_request", "server", "network", "bad_response"] as const;
 export type ModelErrorClass = (typeof MODEL_ERROR_CLASSES)[number];
 
+/**
+ * The provider said the request is longer than the model's context window
+ * (a `bad_request`), with the numbers it gave, when it gave them.
+ */
+export interface ContextOverflow {
+  /** The model's window, in tokens. */
+  limitTokens?: number;
+  /** What the request came to, in tokens. */
+  promptTokens?: number;
+}
+
 /** A model provider call failed (after any retries): code `model_<class>`. */
 export class ModelError extends PicoclawError {
   readonly errorClass: ModelErrorClass;
@@ -65,8 +84,15 @@ export class ModelError extends PicoclawError {
   readonly providerStatus: number | undefined;
   /** Milliseconds the provider asked us to wait (retry-after), when it said. */
   readonly retryAfterMs: number | undefined;
+  /** Set when the request was too long for the model's context window: the runtime fits it again (the code stays `model_bad_request`). */
+  readonly contextOverflow: ContextOverflow | undefined;
 
-  constructor(errorClass: ModelErrorClass, modelName: string, message: string, opts: { providerStatus?: number; retryAfterMs?: number; cause?: unknown } = {}) {
+  constructor(
+    errorClass: ModelErrorClass,
+    modelName: string,
+    message: string,
+    opts: { providerStatus?: number; retryAfterMs?: number; contextOverflow?: ContextOverflow; cause?: unknown } = {},
+  ) {
     super(`model "${modelName}": ${message}`, {
       code: `model_${errorClass}`,
       fault: "model",
@@ -76,6 +102,7 @@ export class ModelError extends PicoclawError {
     this.modelName = modelName;
     this.providerStatus = opts.providerStatus;
     this.retryAfterMs = opts.retryAfterMs;
+    this.contextOverflow = opts.contextOverflow;
   }
 
   /** Whether trying again (or trying a fallback model) could help. */

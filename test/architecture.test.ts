@@ -100,6 +100,13 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
   },
 };
 
+/**
+ * The only files below the runtime that use the file system: the session folder's
+ * files (histories and meta files, appended, rewritten, removed) and its lock.
+ * The JSONL store itself (session/jsonl-store.ts) goes through them.
+ */
+const SESSION_FOLDER_FILES = ["session/session-files.ts", "session/dir-lock.ts"];
+
 /** Packages and globals that tie code to one place, and the rooms (or files) allowed to use them. */
 const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: (file: string) => boolean; why: string }[] = [
   {
@@ -117,8 +124,14 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
   {
     name: "the file system",
     matches: (s) => s === "node:fs" || s === "node:fs/promises" || s === "fs",
-    allowed: (file) => ["config", "composition"].includes(roomOf(file)) || file === "agents/catalog.ts" || /^tools\/(plugins|mcp)\//.test(file),
-    why: "nothing below the runtime reads the file system: config and agents are loaded once and passed in (plugin modules and MCP servers are found at start-up)",
+    allowed: (file) =>
+      ["config", "composition"].includes(roomOf(file)) ||
+      file === "agents/catalog.ts" ||
+      /^tools\/(plugins|mcp)\//.test(file) ||
+      SESSION_FOLDER_FILES.includes(file),
+    why:
+      "nothing below the runtime reads the file system: config and agents are loaded once and passed in (plugin modules and MCP servers are found at start-up); " +
+      "the one exception is the session folder of store jsonl, whose files only session/session-files.ts touches and whose lock only session/dir-lock.ts holds",
   },
 ];
 

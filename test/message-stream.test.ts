@@ -76,7 +76,7 @@ describe("a message's event stream", () => {
       ],
       text: todoWrite("pending"),
     });
-    expect(outcome.sessionKey).toMatch(/^agent:main:openai:ephemeral-/);
+    expect(outcome.sessionKey).toMatch(/^agent:main:openai:!/);
     expect(outcome.reply).toContain("Updated 1 todos");
     expect(cleared).toEqual([{ agentId: "main", sessionKey: outcome.sessionKey, reason: "release" }]);
     expect(h.runtime.sessionKeys()).toEqual([]);

@@ -29,6 +29,8 @@ describe("PicoClaw's documented example config", () => {
     expect(byName.get("lmstudio-local")).toMatchObject({ provider: "openai", model: "openai/gpt-oss-20b", api_base: "http://localhost:1234/v1" });
     expect(byName.has("gemini")).toBe(false);
     expect(loaded.config.agents.defaults).toMatchObject({ model_name: "gpt-5.4", max_tokens: 8192, temperature: 0.7, max_tool_iterations: 20 });
+    // PicoClaw's one context window for every model is each entry's here.
+    expect(loaded.config.model_list.map((m) => m.context_window)).toEqual(loaded.config.model_list.map(() => 131072));
     expect(loaded.config.tools.spawn.enabled).toBe(true);
     expect(loaded.config.tools.mcp.servers).toEqual({});
     expect(loaded.warnings.join("\n")).toContain(

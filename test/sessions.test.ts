@@ -43,8 +43,8 @@ describe("sessions held in memory", () => {
     expect(runtime.sessionKeys()).toEqual([key("d"), key("e")]);
   });
 
-  it("evicting a session forgets its history only: its todo plan stays", async () => {
-    const h = harness({ config: { session: { max_sessions: 1 }, tools: { todo: { enabled: true } } } });
+  it("with store memory, evicting a session forgets its history only: its todo plan stays", async () => {
+    const h = harness({ config: { session: { store: "memory", max_sessions: 1 }, tools: { todo: { enabled: true } } } });
     const plan = 'CALL todo {"action":"write","todos":[{"id":"1","content":"Keep me"}]}';
     expect((await h.chat({ message: plan, session: "a" })).status).toBe(200);
     expect((await h.chat({ message: "hello", session: "b" })).status).toBe(200);

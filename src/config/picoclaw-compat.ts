@@ -23,7 +23,6 @@ const PICOCLAW_AGENT_DEFAULTS = [
   "workspace",
   "data_dir",
   "restrict_to_workspace",
-  "context_window",
   "summarize_message_threshold",
   "summarize_token_percent",
   "split_on_marker",
@@ -130,6 +129,8 @@ function modelList(raw: unknown[], notes: string[]): unknown[] {
 
 function agentDefaults(raw: Json, notes: string[]): Json {
   const out: Json = { ...raw };
+  // Its context_window (every model's) becomes that of each model entry that sets none: see fromPicoclaw.
+  delete out.context_window;
   if ("model" in out) {
     if (out.model_name === undefined) out.model_name = out.model;
     else notes.push("agents.defaults.model: model_name is given too; model is ignored");
@@ -222,6 +223,10 @@ export function fromPicoclaw(raw: Json): { config: Json; notes: string[] } {
   for (const key of ignored) delete config[key];
   if (ignored.length > 0) notes.push(`${ignored.join(", ")}: PicoClaw's, not supported by PicoClaw-TS; ignored`);
   if (Array.isArray(config.model_list)) config.model_list = modelList(config.model_list, notes);
+  const window = isObject(config.agents) && isObject(config.agents.defaults) ? config.agents.defaults.context_window : undefined;
+  if (window !== undefined && Array.isArray(config.model_list)) {
+    config.model_list = config.model_list.map((item) => (isObject(item) && item.context_window === undefined ? { ...item, context_window: window } : item));
+  }
   if (isObject(config.agents) && isObject(config.agents.defaults)) config.agents = { ...config.agents, defaults: agentDefaults(config.agents.defaults, notes) };
   if (isObject(config.channel_list)) config.channel_list = channelObject(config.channel_list, notes);
   if (isObject(config.tools)) config.tools = tools(config.tools, notes);

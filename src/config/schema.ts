@@ -45,6 +45,12 @@ export const agentsSchema = z
           .describe(
             "Bytes of history a session keeps (UTF-8 bytes of the messages' JSON); older exchanges are dropped first, and an exchange over it alone is cut to fit, with a note.",
           ),
+        summarize: z
+          .boolean()
+          .default(false)
+          .describe(
+            "When old exchanges no longer fit the model's context window, replace them with a short summary written by the agent's own model (kept in the session's history) instead of leaving them out of the request.",
+          ),
         turn_timeout_ms: int(1, 86_400_000)
           .default(900_000)
           .describe("Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged."),
@@ -54,12 +60,30 @@ export const agentsSchema = z
   })
   .prefault({});
 
-/** How many sessions (and how much of their history) the gateway holds in memory. */
+/** Where histories are kept (SESSION_STORES), how many sessions (and how much of their history) the gateway holds in memory and on disk. */
+export const SESSION_STORES = ["jsonl", "memory"] as const;
+
 export const sessionSchema = z
   .strictObject({
+    store: z
+      .enum(SESSION_STORES)
+      .default("jsonl")
+      .describe(
+        '"jsonl": every root session\'s history is kept in session.dir (a JSONL file per session) and survives restarts; "memory": histories live in memory only and end with the process.',
+      ),
+    dir: z
+      .string()
+      .min(1)
+      .default("sessions")
+      .describe("Folder of the session files (store jsonl), relative to the config file. One gateway process owns it at a time."),
+    max_stored: int(1, 10_000_000)
+      .default(100_000)
+      .describe("Sessions kept on disk at most (store jsonl); past it the session changed least recently is removed, with a log line."),
     max_sessions: int(1, 10_000_000)
       .default(10_000)
-      .describe("Sessions held in memory at most; past it the least recently used idle session is evicted (its history is forgotten)."),
+      .describe(
+        "Sessions held in memory at most; past it the least recently used idle session is evicted (store jsonl: read back from its file when used again; store memory: its history is forgotten).",
+      ),
     max_bytes: int(MiB, 64 * 1024 * MiB)
       .default(128 * MiB)
       .describe(
@@ -88,6 +112,11 @@ export const modelEntrySchema = z.strictObject({
     .optional()
     .describe("Ms one call may take in all, however steadily the server sends, retries and their waits included (default 600000)."),
   max_tokens: int(1, 10_000_000).optional(),
+  context_window: int(1024, 100_000_000)
+    .optional()
+    .describe(
+      "Tokens the model reads and writes in one call (its context window; default 32768). Each request is fitted to it, leaving max_tokens for the answer: the oldest exchanges are left out first.",
+    ),
   temperature: z.number().min(0).max(2).optional(),
   custom_headers: z.record(z.string(), z.string()).optional(),
   extra_body: z.record(z.string(), z.unknown()).optional().describe("Merged last into the request body."),
@@ -353,6 +382,16 @@ export const configSchema = z
             message: `duplicate model_name "${name}" (also model_list[${names.get(name)}])`,
           });
         } else names.set(name, i);
+      });
+      entries.forEach((entry, i) => {
+        const { context_window: window, max_tokens: answer } = entry;
+        if (typeof window === "number" && typeof answer === "number" && answer >= window) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["model_list", i, "context_window"],
+            message: `must be more than max_tokens (${answer}): the answer is written in the context window too`,
+          });
+        }
       });
       entries.forEach((entry, i) => {
         if (!Array.isArray(entry.fallbacks)) return;

@@ -21,6 +21,7 @@ import { refuse } from "./refusal.js";
 import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
+import { deleteSession, sessionList } from "./sessions-route.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -119,6 +120,10 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     runtime.agent(agentOfKey(key)!);
     return key;
   };
+
+  app.get("/v1/sessions", (c) => sessionList(c, runtime));
+
+  app.delete("/v1/sessions/:key", (c) => deleteSession(c, runtime, sessionOf(c.req.param("key"))));
 
   app.get("/v1/sessions/:key/history", (c) => historyPage(c, runtime, sessionOf(c.req.param("key"))));
 

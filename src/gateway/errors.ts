@@ -18,6 +18,8 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   listen_failed: 500,
   aborted: 503,
   turn_timeout: 504,
+  sessions_locked: 500,
+  storage_failed: 500,
   model_auth: 502,
   model_rate_limit: 502,
   model_timeout: 502,

@@ -3,7 +3,7 @@ import { cors } from "hono/cors";
 import { refuse } from "./refusal.js";
 
 /** Methods and headers a listed origin's pages may use (what the API needs, nothing more). */
-const CORS_METHODS = ["GET", "HEAD", "POST"];
+const CORS_METHODS = ["GET", "HEAD", "POST", "DELETE"];
 const CORS_HEADERS = ["Authorization", "Content-Type", "X-Session-Id"];
 /** How long a browser may remember a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;

@@ -1,4 +1,4 @@
-import { ModelError, type ModelErrorClass, abortReason, messageOf } from "../errors.js";
+import { type ContextOverflow, ModelError, type ModelErrorClass, abortReason, messageOf } from "../errors.js";
 
 /**
  * Turning what went wrong on the wire into a classified ModelError whose
@@ -49,10 +49,59 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 
 export function httpError(modelName: string, status: number, body: string, secrets: readonly (string | undefined)[], retryAfter?: number): ModelError {
   const detail = scrub(providerMessage(body), secrets);
-  return new ModelError(classOfStatus(status), modelName, `HTTP ${status}${detail ? `: ${detail}` : ""}`, {
+  const errorClass = classOfStatus(status);
+  const overflow = errorClass === "bad_request" ? contextOverflowOf(body) : undefined;
+  return new ModelError(errorClass, modelName, `HTTP ${status}${detail ? `: ${detail}` : ""}`, {
     providerStatus: status,
     ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+    ...(overflow ? { contextOverflow: overflow } : {}),
   });
+}
+
+/** Codes and types servers give a request longer than the model's context window (OpenAI, llama.cpp). */
+const OVERFLOW_CODES = new Set(["context_length_exceeded", "exceed_context_size_error"]);
+/** How servers say it in words: OpenAI and vLLM, Anthropic, llama.cpp, Mistral, LM Studio, Ollama, Groq. */
+const OVERFLOW_WORDS =
+  /maximum context length|context (length|window|size)|context_length|prompt is too long|prompt (has|contains) \d+ tokens|too many tokens|exceeds? the (available |maximum )?context|reduce the length of the messages/i;
+
+/** The first number one of `patterns` finds in `text`. */
+function numberIn(text: string, ...patterns: RegExp[]): number | undefined {
+  for (const pattern of patterns) {
+    const found = pattern.exec(text);
+    if (found) return Number(found[1]);
+  }
+  return undefined;
+}
+
+/**
+ * Whether an error body (or a reported error's text) says the request was
+ * longer than the model's context window, and the numbers it gives: the
+ * window and what the request came to, in tokens.
+ */
+export function contextOverflowOf(body: string): ContextOverflow | undefined {
+  let fields: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    if (parsed && typeof parsed === "object") fields = { ...(parsed as object), ...(parsed.error && typeof parsed.error === "object" ? parsed.error : {}) };
+  } catch {
+    // a text body: its words are all there is
+  }
+  const message = providerMessage(body);
+  const coded = [fields.code, fields.type].some((value) => typeof value === "string" && OVERFLOW_CODES.has(value));
+  if (!coded && !OVERFLOW_WORDS.test(message)) return undefined;
+  const limit =
+    (typeof fields.n_ctx === "number" ? fields.n_ctx : undefined) ??
+    numberIn(
+      message,
+      /maximum context length is (\d+)/i,
+      /> (\d+) maximum/i,
+      /(\d+) maximum context length/i,
+      /context (?:length|window|size) (?:is|of) (\d+)/i,
+    );
+  const prompt =
+    (typeof fields.n_prompt_tokens === "number" ? fields.n_prompt_tokens : undefined) ??
+    numberIn(message, /(\d+) in the messages/i, /resulted in (\d+) tokens/i, /too long: (\d+) tokens/i, /contains (\d+) tokens/i);
+  return { ...(limit === undefined ? {} : { limitTokens: limit }), ...(prompt === undefined ? {} : { promptTokens: prompt }) };
 }
 
 /** Milliseconds the answer asks us to wait: `retry-after-ms` (OpenAI) first, then `retry-after`. */
@@ -73,6 +122,7 @@ export function restate(error: ModelError, detail: string, modelName = error.mod
   return new ModelError(error.errorClass, modelName, detail, {
     ...(error.providerStatus === undefined ? {} : { providerStatus: error.providerStatus }),
     ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    ...(error.contextOverflow === undefined ? {} : { contextOverflow: error.contextOverflow }),
     cause: error,
   });
 }
@@ -142,8 +192,10 @@ export function reportedError(
   const status = [info.status, info.code].map(Number).find((n) => Number.isInteger(n) && n >= 400 && n <= 599);
   const errorClass: ModelErrorClass = status !== undefined ? classOfStatus(status) : (classOfErrorType(String(info.type ?? info.code ?? "")) ?? "server");
   const label = typeof info.type === "string" ? `${info.type}: ` : "";
+  const overflow = errorClass === "bad_request" ? contextOverflowOf(JSON.stringify({ error: info })) : undefined;
   return new ModelError(errorClass, modelName, `the server reported an error: ${label}${scrub(message, secrets)}`, {
     ...(status === undefined ? {} : { providerStatus: status }),
+    ...(overflow ? { contextOverflow: overflow } : {}),
   });
 }
 

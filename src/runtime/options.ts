@@ -114,6 +114,16 @@ export interface RuntimeStats {
   watchedMessages: number;
 }
 
+/** A session as `GET /v1/sessions` lists it. */
+export interface SessionSummary {
+  key: string;
+  agentId: string;
+  /** Messages its history holds. */
+  messages: number;
+  /** When its history last changed (ms since the epoch). */
+  updatedAt: number;
+}
+
 /** A tool as `picoclaw agents` lists it. */
 export interface ToolOverview {
   name: string;

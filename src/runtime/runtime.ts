@@ -10,7 +10,7 @@ import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
-import { CHAT_ID, agentOfKey, isWithin, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
+import { CHAT_ID, agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, joinSignals, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
@@ -30,8 +30,10 @@ import {
   type RuntimeOptions,
   type RuntimeStats,
   STOPPED_REPLY,
+  type SessionSummary,
   type ToolOverview,
 } from "./options.js";
+import { ContextFitter } from "./context-provider.js";
 import { announceTurns } from "./turn-notices.js";
 import { TurnRunner } from "./turn-runner.js";
 import { Work } from "./work.js";
@@ -113,6 +115,7 @@ export class Runtime {
       events: this.events,
       history: this.history,
       models: opts.models,
+      context: new ContextFitter(this.config, this.history),
       policy: this.policy,
       notes: this.notes,
       work: this.work,
@@ -252,8 +255,10 @@ export class Runtime {
       await this.lifecycle.clear(sessionKey, "clear");
     } finally {
       // Last: what the clear stopped may have kept a history or a delivery on its way out.
-      for (const key of this.history.keys()) if (isWithin(key, sessionKey)) this.history.clear(key);
       this.outbox.clearSession(sessionKey);
+      // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
+      await this.history.clear(sessionKey);
+      for (const key of this.history.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) await this.history.clear(key);
     }
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
     return subagents;
@@ -320,7 +325,8 @@ export class Runtime {
     const own = this.agent(input.agentId);
     const system = (input.system ?? []).filter((text) => text.trim() !== "");
     const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
-    const sessionKey = this.keyFor(agent.id, input.channel, `ephemeral-${this.ids()}`);
+    const sessionKey = oneMessageKey(agent.id, input.channel, this.ids());
+    if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
     return this.oneMessage.run(sessionKey, input.history, () => this.message(agent, sessionKey, input, true));
   }
 
@@ -455,6 +461,11 @@ export class Runtime {
     return this.history.keys();
   }
 
+  /** Root sessions with a history (kept on disk too, with store jsonl), the most recently changed first, at most `limit`. */
+  async sessions(limit: number): Promise<SessionSummary[]> {
+    return (await this.history.list(limit)).map((info) => ({ ...info, agentId: agentOfKey(info.key) ?? "" }));
+  }
+
   /** How much the runtime holds now, entry by entry (for tests and metrics: every one must fall back when work ends). */
   stats(): RuntimeStats {
     return {
@@ -494,5 +505,7 @@ export class Runtime {
     this.shutdown.abort(new AbortedError("the gateway is shutting down"));
     await this.idle();
     await this.features.close();
+    // Last: the session files (writes under way finish, then the folder's lock goes).
+    await this.history.close?.();
   }
 }

@@ -8,6 +8,7 @@ import type { HistoryStore } from "../session/history.js";
 import { isSubagentKey } from "../session/key.js";
 import type { SessionState } from "../session/state.js";
 import type { Timer } from "../signals.js";
+import type { ContextFitter } from "./context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
 import type { ModelSource } from "./options.js";
 import { type TurnResult, runTurn } from "./turn.js";
@@ -19,6 +20,8 @@ export interface TurnDeps {
   events: EventBus;
   history: HistoryStore;
   models: ModelSource;
+  /** Fits each model call to the model's context window. */
+  context: ContextFitter;
   policy: ToolPolicy;
   /** One-turn notes (the user changed the plan): given to the next turn, then forgotten. */
   notes: SessionState<string>;
@@ -32,7 +35,7 @@ export interface TurnDeps {
 /**
  * One turn of an agent on a session, with what surrounds the loop: its id
  * and events, the session's history held (never evicted mid-turn), the
- * agent's model and tool set (a subagent's without user-only tools), the
+ * agent's model (each call fitted to its context window) and tool set (a subagent's without user-only tools), the
  * one-turn note, the turn deadline, and the count of turns running.
  */
 export class TurnRunner {
@@ -85,7 +88,7 @@ export class TurnRunner {
         text,
         images,
         signal,
-        provider: deps.models.get(deps.modelNameOf(agent)),
+        provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
         tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),
         maxIterations: deps.config.agents.defaults.max_tool_iterations,
         timeoutMs: deps.config.agents.defaults.turn_timeout_ms,

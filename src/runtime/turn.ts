@@ -55,7 +55,8 @@ export function limitReply(max: number): string {
  * One turn: system prompt + history + the new message → model → tools →
  * results → model ... until the model answers with text or the iteration
  * limit is reached. The session's history changes only when the turn ends
- * well: a failed or aborted turn leaves it exactly as it was. Past its
+ * well (one append, durable before the reply is delivered): a failed or
+ * aborted turn leaves it exactly as it was. Past its
  * deadline the turn is aborted like any other, with a TurnTimeoutError.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
@@ -115,7 +116,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
       showRest(reply, (response.text ?? "").slice(0, streamed));
       added.push({ role: "assistant", content: reply });
-      input.history.append(sessionKey, added.map(withoutThinking));
+      await input.history.append(sessionKey, added.map(withoutThinking));
       if (reply) input.deliver({ from: "agent", text: reply });
       return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
     }
@@ -147,7 +148,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const reply = limitReply(input.maxIterations);
   showRest(reply, "");
   added.push({ role: "assistant", content: reply });
-  input.history.append(sessionKey, added.map(withoutThinking));
+  await input.history.append(sessionKey, added.map(withoutThinking));
   input.deliver({ from: "agent", text: reply });
   return { reply, hitLimit: true, cutOff: false, ...usage.total() };
 }

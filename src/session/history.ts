@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryLimits, fitExchange } from "./exchange.js";
+import { isTransientKey } from "./key.js";
 import { jsonBytes } from "./size.js";
 
 /** The end of a session's history, as the history API shows it. */
@@ -10,14 +11,25 @@ export interface HistoryPage {
   total: number;
 }
 
+/** A session as the session list shows it. */
+export interface SessionInfo {
+  key: string;
+  /** Messages its history holds. */
+  messages: number;
+  /** When its history last changed (ms since the epoch). */
+  updatedAt: number;
+}
+
 /**
  * Where conversations are kept. The runtime holds a session while its turn
  * runs (`hold`); a session nobody holds may be evicted to bound memory.
  *
- * This one keeps histories in memory only, so an evicted session is
- * forgotten. A persistent store (a JSONL file per session) fits the same
- * interface: it writes appends through, evicts freely, and loads an evicted
- * session back in `hold` and `page`, which may wait for that.
+ * `MemoryHistoryStore` keeps histories in memory only, so an evicted session
+ * is forgotten. `JsonlHistoryStore` (jsonl-store.ts) writes every change
+ * through to a file per session and keeps a MemoryHistoryStore as a cache of
+ * the sessions used recently: an evicted session is loaded back in `hold`
+ * and read from its file by `page`. Changes (`append`, `replace`, `clear`)
+ * resolve once they are durable.
  */
 export interface HistoryStore {
   /**
@@ -30,14 +42,30 @@ export interface HistoryStore {
   get(sessionKey: string): ChatMessage[];
   /** The last `limit` messages of the session (at least 1), without marking it used. */
   page(sessionKey: string, limit: number): Promise<HistoryPage>;
-  append(sessionKey: string, messages: readonly ChatMessage[]): void;
-  clear(sessionKey: string): void;
+  /** Adds messages at the end (the runtime appends a whole turn at once); resolves once they are kept for good. */
+  append(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void>;
+  /** Replaces the whole history (a summary took the place of old exchanges). */
+  replace(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void>;
+  /** Forgets the session's history, for good. */
+  clear(sessionKey: string): void | Promise<void>;
+  /** Root sessions (no subagents) with a history, the most recently changed first, at most `limit`. */
+  list(limit: number): Promise<SessionInfo[]>;
   /** Keys of the sessions with a history in memory. */
   keys(): string[];
   /** Number of sessions with a history in memory. */
   readonly size: number;
   /** Bytes of history in memory: UTF-8 bytes of the messages' JSON. */
   readonly bytes: number;
+  /** Ends the store: waits for writes under way and lets go of its files. */
+  close?(): Promise<void>;
+}
+
+/** What an append did to the session it went to, beyond adding the messages. */
+export interface AppendOutcome {
+  /** Messages dropped from the front to stay within the limits. */
+  dropped: number;
+  /** The newest exchange was over the limits alone and was made to fit: the messages stored are not all those given. */
+  fitted: boolean;
 }
 
 export interface MemoryHistoryOptions extends Partial<HistoryLimits> {
@@ -45,6 +73,8 @@ export interface MemoryHistoryOptions extends Partial<HistoryLimits> {
   maxSessions?: number;
   /** Bytes of history kept at most, all sessions together; past it idle sessions are evicted, least recently used first. */
   maxTotalBytes?: number;
+  /** The clock of `updatedAt` (default Date.now). */
+  now?: () => number;
 }
 
 /** The config's defaults (a test holds them equal). */
@@ -60,6 +90,7 @@ interface Session {
   /** jsonBytes of each message. */
   sizes: number[];
   bytes: number;
+  updatedAt: number;
 }
 
 /**
@@ -82,8 +113,10 @@ export class MemoryHistoryStore implements HistoryStore {
   private readonly limits: HistoryLimits;
   private readonly maxSessions: number;
   private readonly maxTotalBytes: number;
+  private readonly now: () => number;
 
   constructor(opts: MemoryHistoryOptions = {}) {
+    this.now = opts.now ?? Date.now;
     this.limits = { maxMessages: opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages, maxBytes: opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes };
     this.maxSessions = opts.maxSessions ?? DEFAULT_HISTORY_LIMITS.maxSessions;
     this.maxTotalBytes = opts.maxTotalBytes ?? DEFAULT_HISTORY_LIMITS.maxTotalBytes;
@@ -113,22 +146,52 @@ export class MemoryHistoryStore implements HistoryStore {
   }
 
   append(sessionKey: string, messages: readonly ChatMessage[]): void {
-    if (messages.length === 0) return;
-    const session = this.sessions.get(sessionKey) ?? { messages: [], sizes: [], bytes: 0 };
+    this.add(sessionKey, messages);
+  }
+
+  /** `append`, saying what it did (the JSONL store writes the same to its file). */
+  add(sessionKey: string, messages: readonly ChatMessage[]): AppendOutcome {
+    return this.push(sessionKey, messages, true);
+  }
+
+  /** Adds the messages (copies of them, or themselves when `copy` is false: objects nobody else holds). */
+  private push(sessionKey: string, messages: readonly ChatMessage[], copy: boolean): AppendOutcome {
+    if (messages.length === 0) return { dropped: 0, fitted: false };
+    const session = this.sessions.get(sessionKey) ?? { messages: [], sizes: [], bytes: 0, updatedAt: 0 };
     this.sessions.delete(sessionKey);
     this.sessions.set(sessionKey, session);
     this.total -= session.bytes;
     for (const message of messages) {
-      const copy = structuredClone(message);
-      const size = jsonBytes(copy);
-      session.messages.push(copy);
+      const kept = copy ? structuredClone(message) : message;
+      const size = jsonBytes(kept);
+      session.messages.push(kept);
       session.sizes.push(size);
       session.bytes += size;
     }
-    this.bound(session);
+    session.updatedAt = this.now();
+    const outcome = this.bound(session);
     this.total += session.bytes;
     if (session.messages.length === 0) this.sessions.delete(sessionKey);
     this.evictIdle();
+    return outcome;
+  }
+
+  replace(sessionKey: string, messages: readonly ChatMessage[]): void {
+    this.clear(sessionKey);
+    this.add(sessionKey, messages);
+  }
+
+  /**
+   * Puts a session read back from its file in memory, as the most recently
+   * used, within the limits; `updatedAt` is when it last changed. The
+   * messages are kept as they are (just parsed: nobody else holds them).
+   */
+  restore(sessionKey: string, messages: readonly ChatMessage[], updatedAt: number): AppendOutcome {
+    this.clear(sessionKey);
+    const outcome = this.push(sessionKey, messages, false);
+    const session = this.sessions.get(sessionKey);
+    if (session) session.updatedAt = updatedAt;
+    return outcome;
   }
 
   clear(sessionKey: string): void {
@@ -136,6 +199,28 @@ export class MemoryHistoryStore implements HistoryStore {
     if (!session) return;
     this.total -= session.bytes;
     this.sessions.delete(sessionKey);
+  }
+
+  has(sessionKey: string): boolean {
+    return this.sessions.has(sessionKey);
+  }
+
+  /** Messages the session holds in memory. */
+  count(sessionKey: string): number {
+    return this.sessions.get(sessionKey)?.messages.length ?? 0;
+  }
+
+  /** Whether a turn holds the session (it is never evicted meanwhile). */
+  isHeld(sessionKey: string): boolean {
+    return this.holds.has(sessionKey);
+  }
+
+  async list(limit: number): Promise<SessionInfo[]> {
+    const infos: SessionInfo[] = [];
+    for (const [key, session] of this.sessions) {
+      if (!isTransientKey(key)) infos.push({ key, messages: session.messages.length, updatedAt: session.updatedAt });
+    }
+    return infos.sort((a, b) => b.updatedAt - a.updatedAt).slice(0, Math.max(0, limit));
   }
 
   keys(): string[] {
@@ -159,7 +244,7 @@ export class MemoryHistoryStore implements HistoryStore {
   }
 
   /** Applies the per-session limits: oldest exchanges first; the last one, if over on its own, is made to fit. */
-  private bound(session: Session): void {
+  private bound(session: Session): AppendOutcome {
     const { maxMessages, maxBytes } = this.limits;
     const { messages, sizes } = session;
     // The first index kept: a user message (anything before the first one has no exchange to belong to).
@@ -178,12 +263,13 @@ export class MemoryHistoryStore implements HistoryStore {
     messages.splice(0, start);
     sizes.splice(0, start);
     session.bytes = bytes;
-    if (count <= maxMessages && bytes <= maxBytes) return;
+    if (count <= maxMessages && bytes <= maxBytes) return { dropped: start, fitted: false };
     // Only the newest exchange is left, and it is over the limits alone.
     const fitted = fitExchange(messages, this.limits).map((m) => structuredClone(m));
     messages.splice(0, messages.length, ...fitted);
     sizes.splice(0, sizes.length, ...fitted.map(jsonBytes));
     session.bytes = sum(sizes, 0, sizes.length);
+    return { dropped: start, fitted: true };
   }
 
   /** Evicts idle sessions, least recently used first, until the store is within its bounds (held sessions stay). */

@@ -1,5 +1,6 @@
 import { type IncomingHttpHeaders, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach } from "vitest";
 
 /**
  * A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions wire
@@ -230,4 +231,17 @@ export function lastToolMessages(request: RecordedRequest): any[] {
   const out = [];
   for (let i = messages.length - 1; i >= 0 && messages[i].role === "tool"; i--) out.unshift(messages[i]);
   return out;
+}
+
+/** Fake model servers for one test file: the function returned starts one, and each is closed after its test. */
+export function fakeModelServers(): (handler: Handler) => Promise<FakeModelServer> {
+  const servers: FakeModelServer[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+  });
+  return async (handler) => {
+    const server = await FakeModelServer.start(handler);
+    servers.push(server);
+    return server;
+  };
 }

@@ -1,0 +1,351 @@
+import { ConfigError, messageOf } from "../errors.js";
+import { type Timer, realTimer } from "../signals.js";
+import type { ChatMessage } from "../models/message.js";
+import { type DirLock, lockDir } from "./dir-lock.js";
+import { fileNameOf } from "./file-names.js";
+import { type AppendOutcome, type HistoryPage, type HistoryStore, MemoryHistoryStore, type MemoryHistoryOptions, type SessionInfo } from "./history.js";
+import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
+import { isTransientKey } from "./key.js";
+import { KeyQueue } from "./key-queue.js";
+import { SessionFiles } from "./session-files.js";
+import { findSessions } from "./stored-sessions.js";
+
+export interface JsonlHistoryOptions extends MemoryHistoryOptions {
+  /** The session folder (made if missing); this store locks it for its process. */
+  dir: string;
+  /** Sessions kept on disk at most; past it the one changed least recently (and not in a turn) is removed. */
+  maxStored?: number;
+  /** Problems that cost nothing but a line of history (a torn line, a repaired call), one sentence each. */
+  warn?: (message: string) => void;
+  /** Times the writing of meta files (default: real timers). */
+  timer?: Timer;
+}
+
+/** Meta files are written this long after their session changed, all at once: never in the way of a turn. */
+export const META_DELAY_MS = 2_000;
+
+export const DEFAULT_MAX_STORED = 100_000;
+
+/** What the store knows of a session on disk (one for every session on disk: no bigger than it must be). */
+interface Stored extends FileState {
+  /** Its key, as a flat string of its own. */
+  key: string;
+  updatedAt: number;
+  /** Messages its history holds, once known. */
+  count: number | undefined;
+  createdAt: number | undefined;
+}
+
+/** An entry with every field in place from the start (one shape for all, its fields inside the object). */
+function storedEntry(key: string, updatedAt: number): Stored {
+  return { key, updatedAt, count: undefined, createdAt: undefined, fileBytes: undefined, fileLines: undefined, dirty: false };
+}
+
+/**
+ * Histories kept on disk, PicoClaw's way: one append-only JSONL file per
+ * root session, one message a line, and a small meta file beside it
+ * (session-files.ts). Subagents' sessions are never written: they live in
+ * memory and end with their turn.
+ *
+ * A MemoryHistoryStore with the same bounds is the cache of the sessions
+ * used recently; an evicted session is read back from its file when a turn
+ * holds it. Each change is one write, synced before it resolves (an append,
+ * or a whole rewrite when the file has grown past twice the session's
+ * limits or no longer matches memory); if it fails, memory forgets the
+ * session and the next turn reads the file again, so the two never differ.
+ * Changes to one session happen one at a time, in order.
+ */
+export class JsonlHistoryStore implements HistoryStore {
+  private readonly cache: MemoryHistoryStore;
+  private readonly files: SessionFiles;
+  /** Sessions on disk, least recently changed first. */
+  private readonly stored = new Map<string, Stored>();
+  private readonly queue = new KeyQueue();
+  /** Held sessions known to have no file yet (so a turn's append need not look again). */
+  private readonly absent = new Set<string>();
+  /** Sessions whose meta file is to be written. */
+  private readonly metaDue = new Set<string>();
+  private cancelMetaTimer: (() => void) | undefined;
+  private readonly maxMessages: number;
+  private readonly maxBytes: number;
+  private readonly maxStored: number;
+  private readonly warn: (message: string) => void;
+  private readonly now: () => number;
+  private closed = false;
+
+  private constructor(
+    private readonly opts: JsonlHistoryOptions,
+    private readonly lock: DirLock,
+  ) {
+    this.cache = new MemoryHistoryStore(opts);
+    this.files = new SessionFiles(opts.dir);
+    this.maxMessages = opts.maxMessages ?? 500;
+    this.maxBytes = opts.maxBytes ?? 4 * 1024 * 1024;
+    this.maxStored = opts.maxStored ?? DEFAULT_MAX_STORED;
+    this.warn = opts.warn ?? (() => {});
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Opens (and locks) a session folder: throws SessionDirBusyError when
+   * another live process holds it, ConfigError when it cannot be made.
+   */
+  static open(opts: JsonlHistoryOptions): JsonlHistoryStore {
+    try {
+      new SessionFiles(opts.dir);
+    } catch (error) {
+      throw new ConfigError([`session.dir: cannot use ${opts.dir} (${messageOf(error)})`]);
+    }
+    const lock = lockDir(opts.dir, opts.now);
+    try {
+      const store = new JsonlHistoryStore(opts, lock);
+      store.scan();
+      return store;
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  async hold(sessionKey: string): Promise<() => void> {
+    const release = await this.cache.hold(sessionKey);
+    if (isTransientKey(sessionKey)) return release;
+    try {
+      await this.serial(sessionKey, () => this.load(sessionKey));
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // A session found to have no file has none until this store writes one (it owns the folder).
+    if (!this.cache.has(sessionKey)) this.absent.add(sessionKey);
+    return () => {
+      this.absent.delete(sessionKey);
+      release();
+    };
+  }
+
+  get(sessionKey: string): ChatMessage[] {
+    return this.cache.get(sessionKey);
+  }
+
+  async page(sessionKey: string, limit: number): Promise<HistoryPage> {
+    if (isTransientKey(sessionKey) || this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
+    // Reading is not using: an evicted session is read from its file and stays out of memory.
+    return this.serial(sessionKey, async () => {
+      if (this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
+      const kept = this.bounded((await this.read(sessionKey))?.messages ?? []);
+      return { messages: kept.slice(-Math.max(1, limit)), total: kept.length };
+    });
+  }
+
+  append(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
+    if (isTransientKey(sessionKey)) return this.cache.append(sessionKey, messages);
+    if (messages.length === 0) return;
+    return this.serial(sessionKey, () => this.commit(sessionKey, () => this.cache.add(sessionKey, messages), messages));
+  }
+
+  replace(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
+    if (isTransientKey(sessionKey)) return this.cache.replace(sessionKey, messages);
+    return this.serial(sessionKey, () =>
+      this.commit(sessionKey, () => {
+        this.cache.clear(sessionKey);
+        return this.cache.add(sessionKey, messages);
+      }),
+    );
+  }
+
+  clear(sessionKey: string): void | Promise<void> {
+    if (isTransientKey(sessionKey)) return this.cache.clear(sessionKey);
+    return this.serial(sessionKey, async () => {
+      this.ensureOpen();
+      await this.files.remove(fileNameOf(sessionKey));
+      this.cache.clear(sessionKey);
+      this.stored.delete(sessionKey);
+    });
+  }
+
+  async list(limit: number): Promise<SessionInfo[]> {
+    const infos: SessionInfo[] = [];
+    const keys = [...this.stored.keys()];
+    for (let i = keys.length - 1; i >= 0 && infos.length < limit; i--) {
+      const key = keys[i]!;
+      const entry = this.stored.get(key);
+      if (!entry) continue;
+      const messages = await this.countOf(key, entry);
+      if (messages > 0) infos.push({ key, messages, updatedAt: entry.updatedAt });
+    }
+    return infos;
+  }
+
+  keys(): string[] {
+    return this.cache.keys();
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  get bytes(): number {
+    return this.cache.bytes;
+  }
+
+  /** Waits for the writes under way, writes the meta files due, then lets go of the folder. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.writeMetas();
+    await this.queue.drain();
+    await this.files.closeAll();
+    this.lock.release();
+  }
+
+  /** Runs `work` after everything asked before it for the same session (whether that failed or not). */
+  private serial<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
+    return this.queue.run(sessionKey, work);
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new Error("the session store is closed");
+  }
+
+  /** Puts the session's history in memory, from its file, unless it is there already. */
+  private async load(sessionKey: string): Promise<void> {
+    if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
+    const read = await this.read(sessionKey);
+    if (!read) return;
+    const entry = this.stored.get(sessionKey)!;
+    const outcome = this.cache.restore(sessionKey, read.messages, entry.updatedAt);
+    entry.count = this.cache.count(sessionKey);
+    if (read.repaired || outcome.fitted) entry.dirty = true;
+  }
+
+  /** The session's messages as its file holds them, repaired; what the store knows of the file follows. */
+  private async read(sessionKey: string): Promise<{ messages: ChatMessage[]; repaired: boolean } | undefined> {
+    this.ensureOpen();
+    const name = fileNameOf(sessionKey);
+    const read = await readHistoryFile(this.files, name, this.warn);
+    if (!read) {
+      this.stored.delete(sessionKey);
+      return undefined;
+    }
+    let entry = this.stored.get(sessionKey);
+    if (!entry) {
+      entry = storedEntry(ownCopy(sessionKey), this.now());
+      this.stored.set(entry.key, entry);
+    }
+    entry.fileBytes = read.bytes;
+    entry.fileLines = read.lines;
+    return read;
+  }
+
+  /**
+   * Applies `change` to the session in memory and writes the outcome: the
+   * `appended` lines at the end of its file, or the whole history anew.
+   * Resolves once it is on disk; the meta file follows.
+   */
+  private async commit(sessionKey: string, change: () => AppendOutcome, appended?: readonly ChatMessage[]): Promise<void> {
+    this.ensureOpen();
+    // Held while it is loaded and changed, so that another session's change cannot evict it in between.
+    const release = await this.cache.hold(sessionKey);
+    let outcome: AppendOutcome;
+    let kept: ChatMessage[];
+    try {
+      await this.load(sessionKey);
+      outcome = change();
+      kept = this.cache.get(sessionKey);
+    } finally {
+      release();
+    }
+    const name = fileNameOf(sessionKey);
+    const entry = this.stored.get(sessionKey) ?? { ...storedEntry(ownCopy(sessionKey), 0), fileBytes: 0, fileLines: 0 };
+    try {
+      if (kept.length === 0) {
+        await this.files.remove(name);
+        this.stored.delete(sessionKey);
+        return;
+      }
+      await writeChange(this.files, name, entry, kept, outcome.fitted ? undefined : appended, { maxBytes: this.maxBytes, maxMessages: this.maxMessages });
+    } catch (error) {
+      // Memory must not hold what the file does not: the next turn reads the file again.
+      this.cache.clear(sessionKey);
+      throw error;
+    }
+    this.absent.delete(sessionKey);
+    entry.count = kept.length;
+    entry.updatedAt = this.now();
+    this.stored.delete(sessionKey);
+    this.stored.set(entry.key, entry);
+    this.metaDue.add(sessionKey);
+    this.cancelMetaTimer ??= (this.opts.timer ?? realTimer)(META_DELAY_MS, () => this.writeMetas());
+    this.keepWithinMaxStored(sessionKey);
+  }
+
+  /** Writes the meta files that are due, each after what is under way for its session. */
+  private writeMetas(): void {
+    this.cancelMetaTimer?.();
+    this.cancelMetaTimer = undefined;
+    for (const key of this.metaDue) void this.serial(key, () => this.writeMeta(key));
+    this.metaDue.clear();
+  }
+
+  private async writeMeta(sessionKey: string): Promise<void> {
+    const entry = this.stored.get(sessionKey);
+    if (!entry) return;
+    try {
+      const facts = { updatedAt: entry.updatedAt, count: entry.count ?? 0, bytes: entry.fileBytes ?? 0 };
+      entry.createdAt = await writeSessionMeta(
+        this.files,
+        sessionKey,
+        fileNameOf(entry.key),
+        entry.createdAt === undefined ? facts : { ...facts, createdAt: entry.createdAt },
+      );
+    } catch (error) {
+      this.warn(messageOf(error));
+    }
+  }
+
+  /** Messages a stored session holds: from memory, from its meta file when that still matches the history, or by reading it. */
+  private async countOf(sessionKey: string, entry: Stored): Promise<number> {
+    if (this.cache.has(sessionKey)) return this.cache.count(sessionKey);
+    if (entry.count !== undefined) return entry.count;
+    const meta = await countFromMeta(this.files, sessionKey, fileNameOf(entry.key));
+    if (meta) {
+      if (meta.createdAt !== undefined) entry.createdAt = meta.createdAt;
+      return (entry.count = meta.count);
+    }
+    return this.serial(sessionKey, async () => (entry.count = this.bounded((await this.read(sessionKey))?.messages ?? []).length));
+  }
+
+  /** What the session keeps of `messages` (its limits applied), without touching memory's cache. */
+  private bounded(messages: readonly ChatMessage[]): ChatMessage[] {
+    const scratch = new MemoryHistoryStore({ ...this.opts, maxSessions: 1, maxTotalBytes: Number.POSITIVE_INFINITY });
+    scratch.restore("", messages, 0);
+    return scratch.get("");
+  }
+
+  /** Removes the sessions changed least recently (never `keep`, never one in a turn) while more than maxStored are on disk. */
+  private keepWithinMaxStored(keep?: string): void {
+    if (this.stored.size <= this.maxStored) return;
+    for (const [key, entry] of this.stored) {
+      if (this.stored.size <= this.maxStored) return;
+      if (key === keep || this.cache.isHeld(key)) continue;
+      this.stored.delete(key);
+      this.warn(`removed the stored session ${key}: session.max_stored keeps ${this.maxStored} sessions, and it was changed least recently`);
+      void this.serial(key, async () => {
+        await this.files.remove(fileNameOf(entry.key));
+        this.cache.clear(key);
+      }).catch((error: unknown) => this.warn(messageOf(error)));
+    }
+  }
+
+  /** Finds the sessions on disk, and keeps within max_stored. */
+  private scan(): void {
+    for (const found of findSessions(this.files, this.warn)) this.stored.set(found.key, storedEntry(found.key, found.updatedAt));
+    this.keepWithinMaxStored();
+  }
+}
+
+/** A flat copy of a string (one built by concatenation is a tree of its pieces, several times its size). */
+function ownCopy(text: string): string {
+  return Buffer.from(text, "utf8").toString("utf8");
+}

@@ -1,0 +1,24 @@
+/**
+ * Work run one at a time per key, in the order asked (whether the work
+ * before failed or not); keys are forgotten when their queue empties, so
+ * idle keys cost nothing.
+ */
+export class KeyQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    const run = before.then(work);
+    const tail = run.catch(() => {});
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return run;
+  }
+
+  /** Resolves once nothing is queued or running, for any key. */
+  async drain(): Promise<void> {
+    while (this.tails.size > 0) await Promise.allSettled([...this.tails.values()]);
+  }
+}
