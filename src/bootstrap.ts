@@ -16,7 +16,7 @@ import { Runtime } from "./runtime/runtime.js";
 import type { McpHub, McpStartReport } from "./tools/mcp/index.js";
 import { mcpFeature } from "./tools/mcp/feature.js";
 import { pluginFeature } from "./tools/plugins/feature.js";
-import { type Redact, redactor } from "./tools/redact.js";
+import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
 import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
 import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
@@ -148,7 +148,8 @@ export function openHistory(loaded: LoadedConfig, logger: Logger): HistoryStore 
  */
 function secretKeeping(loaded: LoadedConfig, logger: Logger): { redact: Redact; logger: Logger } {
   const redact = redactor(loaded.secrets);
-  return { redact, logger: redactingLogger(logger, redact) };
+  // No secrets configured: nothing to scrub, so no copy of every line's data.
+  return { redact, logger: redact === noRedaction ? logger : redactingLogger(logger, redact) };
 }
 
 /**

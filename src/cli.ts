@@ -92,7 +92,8 @@ export async function runCli(io: CliIO): Promise<number> {
     redact = redactor(loaded.secrets);
     // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL says otherwise.
     const quiet = command === "agent" && io.terminal === true;
-    const logger = redactingLogger(io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info")), redact);
+    const base = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info"));
+    const logger = redact === noRedaction ? base : redactingLogger(base, redact);
     switch (command) {
       case "gateway":
         return await gateway(loaded, logger, io);
