@@ -2,7 +2,8 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Client, type Proc, ROOT, cpuMs, ensureBuilt, firstOk, freePort, rssBytes, startProcess, startServer } from "./processes.js";
+import { ensureBuilt } from "./memory.js";
+import { Client, type Proc, ROOT, cpuMs, firstOk, freePort, rssBytes, startProcess, startServer } from "./processes.js";
 import { fmt, percentile, report } from "./support.js";
 
 /**

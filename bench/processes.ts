@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createServer } from "node:net";
 import path from "node:path";
@@ -12,24 +12,6 @@ import { setTimeout as sleep } from "node:timers/promises";
  */
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
-
-/** Builds dist/ when a source file is newer than dist/main.js (what `npm start` runs). */
-export function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(
-      ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).mtimeMs)),
-    );
-  let built = 0;
-  try {
-    built = statSync(path.join(ROOT, "dist", "main.js")).mtimeMs;
-  } catch {}
-  if (built >= newest(path.join(ROOT, "src"))) return;
-  const tsc = spawnSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
-  if (tsc.status !== 0) throw new Error("the build failed");
-}
 
 /** A free TCP port on 127.0.0.1 (free when asked; the process started next takes it). */
 export function freePort(): Promise<number> {
