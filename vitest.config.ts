@@ -60,6 +60,10 @@ const PROCESS_TESTS = [
   "test/todo-phases-gateway.test.ts",
   // a fake Telegram Bot API on 127.0.0.1
   "test/telegram.test.ts",
+  // the chat page in Chromium, against the real gateway process
+  "test/web-page.test.ts",
+  "test/web-access.test.ts",
+  "test/web-controls.test.ts",
 ];
 
 export default defineConfig({

@@ -11,25 +11,34 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const built = path.join(root, "dist", "main.js");
 
-/** The newest modification time of the TypeScript sources and the compiler settings. */
+/** The newest modification time of the sources under `dir` (TypeScript, and the web page's files). */
 function newestSource(dir) {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if (entry.name.endsWith(".ts")) newest = Math.max(newest, statSync(full).mtimeMs);
+    else if (/\.(ts|html|css|svg)$/.test(entry.name)) newest = Math.max(newest, statSync(full).mtimeMs);
   }
   return newest;
 }
 
 const sources = path.join(root, "src");
+// The chat page (web/, built into dist/web by scripts/build-web.mjs), where the project has one.
+const page = path.join(root, "web");
+const pageBuild = path.join(root, "scripts", "build-web.mjs");
+const hasPage = existsSync(page) && existsSync(pageBuild);
 if (existsSync(sources)) {
-  const stale = !existsSync(built) || Math.max(newestSource(sources), statSync(path.join(root, "tsconfig.json")).mtimeMs) > statSync(built).mtimeMs;
-  if (stale) {
+  const newest = Math.max(newestSource(sources), statSync(path.join(root, "tsconfig.json")).mtimeMs, hasPage ? newestSource(page) : 0);
+  const missing = !existsSync(built) || (hasPage && !existsSync(path.join(root, "dist", "web", "index.html")));
+  if (missing || newest > statSync(built).mtimeMs) {
     process.stderr.write("picoclaw: sources changed since the last build; building...\n");
     const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
     const result = spawnSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json")], { stdio: "inherit" });
     if (result.status !== 0) process.exit(result.status ?? 1);
+    if (hasPage) {
+      const web = spawnSync(process.execPath, [pageBuild], { stdio: "inherit" });
+      if (web.status !== 0) process.exit(web.status ?? 1);
+    }
   }
 }
 await import(pathToFileURL(built).href);

@@ -9,6 +9,7 @@ import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
+import { loadPage } from "./page.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 
 const USAGE = `picoclaw: a gateway runtime for chat agents
@@ -145,6 +146,8 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
     for (const warning of warnings) logger.warn(warning);
     logEvents(runtime, logger);
     const { host, port, token, allowed_origins, allowed_hosts, limits } = loaded.config.gateway;
+    const loadedPage = loadPage();
+    if ("warning" in loadedPage) logger.warn(loadedPage.warning);
     let running: RunningGateway;
     try {
       running = await startGateway({
@@ -155,6 +158,7 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
         logger,
         allowedOrigins: allowed_origins,
         allowedHosts: allowed_hosts,
+        ...("page" in loadedPage ? { page: loadedPage.page } : {}),
         limits: {
           headersTimeoutMs: limits.headers_timeout_ms,
           requestTimeoutMs: limits.request_timeout_ms,

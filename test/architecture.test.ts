@@ -32,7 +32,8 @@ type Room =
 function roomOf(file: string): Room {
   const [top, second] = file.split("/");
   if (["errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
-  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts"].includes(file)) return "composition";
+  // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
+  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts", "page.ts"].includes(file)) return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";
   if (top === "tools" && second !== undefined && !second.endsWith(".ts")) return "features";
@@ -261,5 +262,27 @@ describe("architecture", () => {
       `src/channels/telegram/feature.ts imports src/runtime/runtime.ts: channels may not import runtime (${RULES.channels.why})`,
       `src/channels/relay.ts imports src/channels/telegram/api.ts: ${RULES.channels.why}`,
     ]);
+  });
+});
+
+describe("the chat page (web/src)", () => {
+  const WEB = path.resolve(import.meta.dirname, "..", "web", "src");
+  const pageFiles = readdirSync(WEB).filter((name) => name.endsWith(".ts"));
+
+  it("is a client of the HTTP API only: it imports its own files and the SSE parser, nothing of src/", () => {
+    const foreign = pageFiles.flatMap((file) =>
+      ts
+        .preProcessFile(readFileSync(path.join(WEB, file), "utf8"), true, true)
+        .importedFiles.map(({ fileName }) => fileName)
+        .filter((name) => !/^\.\/[\w-]+\.js$/.test(name) && name !== "eventsource-parser/stream")
+        .map((name) => `web/src/${file} imports ${name}`),
+    );
+    expect(pageFiles.length).toBeGreaterThan(5);
+    expect(foreign).toEqual([]);
+  });
+
+  it("never parses text as HTML: no innerHTML, outerHTML, insertAdjacentHTML or document.write", () => {
+    const sinks = pageFiles.filter((file) => /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write)\b/.test(readFileSync(path.join(WEB, file), "utf8")));
+    expect(sinks).toEqual([]);
   });
 });

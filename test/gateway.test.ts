@@ -38,7 +38,7 @@ describe("bearer token", () => {
 });
 
 describe("GET /v1/agents", () => {
-  it("lists agents with their effective tools, sorted", async () => {
+  it("lists agents with their effective tools, sorted, and names the one a message without an agent goes to", async () => {
     const h = harness({
       agents: {
         main: "---\nname: Main\ndescription: the main one\n---\nprompt",
@@ -66,6 +66,7 @@ describe("GET /v1/agents", () => {
         },
         { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
       ],
+      default: "main",
     });
     expect(h.warnings.join("\n")).toMatch(/broken.AGENT\.md: frontmatter does not parse/);
     expect(h.warnings.join("\n")).toMatch(/narrow.AGENT\.md: tools lists "unknown-tool", which is not a known tool/);

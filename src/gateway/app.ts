@@ -17,6 +17,7 @@ import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
 import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
+import { type PageFiles, mountPage } from "./page.js";
 import { refuse } from "./refusal.js";
 import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
@@ -44,6 +45,8 @@ export interface AppOptions {
   heartbeatTimer?: Timer;
   /** Bytes a streamed answer holds that its client has not read (gateway.limits.stream_queue_bytes; default 8 MiB); past it the stream is cut and its turn aborted. */
   streamQueueBytes?: number;
+  /** The chat page served at `GET /` (without it, `/` is 404). */
+  page?: PageFiles;
 }
 
 /** `POST /v1/chat`'s body: any other field is refused (`400`), so a misspelt one never passes unnoticed. */
@@ -82,6 +85,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/health", (c) => c.json({ status: "ok" }));
 
+  // The chat page, outside /v1: it holds no secret and asks for the token itself.
+  if (opts.page) mountPage(app, opts.page);
+
   app.use("/v1/*", bearerAuth(token));
   app.use("/v1/*", jsonBodies());
   app.use(
@@ -92,7 +98,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
     }),
   );
 
-  app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries() }));
+  app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries(), default: runtime.defaultAgentId }));
 
   const streams = { timer: opts.heartbeatTimer ?? realTimer, maxQueuedBytes: opts.streamQueueBytes ?? ANSWER_QUEUE_BYTES, logger };
 

@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createApp } from "./app.js";
 import { limitConnections } from "./connections.js";
+import type { PageFiles } from "./page.js";
 
 /** What the node server allows its clients (README, "Security and limits"). */
 export interface ServerLimits {
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   /** How long running turns may take to finish on shutdown before they are aborted. */
   graceMs?: number;
   logger: Logger;
+  /** The chat page served at `GET /` (the composition root reads it at start-up). */
+  page?: PageFiles;
 }
 
 export interface RunningGateway {
@@ -79,6 +82,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     allowedOrigins: opts.allowedOrigins,
     allowedHosts: opts.allowedHosts,
     streamQueueBytes: limits.streamQueueBytes,
+    ...(opts.page ? { page: opts.page } : {}),
   });
   const server = createAdaptorServer({
     fetch: app.fetch,

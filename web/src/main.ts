@@ -1,0 +1,180 @@
+import { Api, ApiError } from "./api.js";
+import { Conversation } from "./conversation.js";
+import { byId } from "./dom.js";
+import { PlanPanel } from "./plan.js";
+import { CHAT_ID, httpKey, newChatId, parseKey } from "./session-key.js";
+import { SessionList } from "./sessions.js";
+import { SubagentList } from "./subagents.js";
+import { askToken } from "./token.js";
+import { Transcript } from "./transcript.js";
+
+/** An entry of `GET /v1/agents`. */
+interface AgentEntry {
+  id: string;
+  name?: string;
+  description?: string;
+  /** Its effective tools. */
+  tools?: string[];
+}
+
+const message = byId("message", HTMLTextAreaElement);
+const send = byId("send", HTMLButtonElement);
+const stop = byId("stop", HTMLButtonElement);
+const agentSelect = byId("agent", HTMLSelectElement);
+const statusLine = byId("status", HTMLSpanElement);
+const sessionTitle = byId("session-title", HTMLSpanElement);
+const readonlyNote = byId("readonly-note", HTMLParagraphElement);
+
+const api = new Api(askToken);
+const transcript = new Transcript(byId("transcript", HTMLOListElement));
+let conversation: Conversation;
+const plan = new PlanPanel(
+  {
+    root: byId("plan", HTMLDivElement),
+    empty: byId("plan-empty", HTMLParagraphElement),
+    count: byId("plan-count", HTMLSpanElement),
+    editor: byId("plan-editor", HTMLDetailsElement),
+    markdown: byId("plan-markdown", HTMLTextAreaElement),
+    save: byId("plan-save", HTMLButtonElement),
+    result: byId("plan-result", HTMLPreElement),
+  },
+  (text) => conversation.command(text),
+);
+const subagentStop = byId("subagents-stop", HTMLButtonElement);
+const subagents = new SubagentList(byId("subagent-list", HTMLUListElement), byId("subagents-empty", HTMLParagraphElement), subagentStop);
+const sessions = new SessionList(api, byId("session-list", HTMLUListElement), byId("sessions-note", HTMLParagraphElement), (key) => void openSession(key));
+
+conversation = new Conversation({
+  api,
+  transcript,
+  plan,
+  subagents,
+  status: (text) => (statusLine.textContent = text),
+  busy: (busy) => {
+    send.disabled = busy;
+    stop.hidden = !busy;
+    document.body.classList.toggle("busy", busy);
+  },
+  turnEnded: () => void sessions.load().catch(() => {}),
+});
+
+let agents: AgentEntry[] = [];
+
+function showError(error: unknown): void {
+  transcript.error(error instanceof ApiError ? error.code : "error", error instanceof Error ? error.message : String(error));
+}
+
+/** Opens a session by key: the URL's fragment keeps it across reloads. */
+async function openSession(key: string): Promise<void> {
+  const session = parseKey(key);
+  if (!session) return;
+  if (location.hash !== `#${key}`) history.replaceState(null, "", `#${key}`);
+  agentSelect.value = session.agent;
+  const tools = agents.find((agent) => agent.id === session.agent)?.tools;
+  plan.setAvailable(tools === undefined || tools.includes("todo"));
+  sessionTitle.textContent = session.channel === "http" ? session.chatId : `${session.channel}: ${session.chatId}`;
+  sessions.select(key);
+  // Only web sessions take messages from here; a chat app's conversation is watched, and answered there.
+  const web = session.channel === "http";
+  message.disabled = !web;
+  readonlyNote.hidden = web;
+  readonlyNote.textContent = web ? "" : `This conversation belongs to the ${session.channel} channel: it is shown here, and answered there.`;
+  closeDrawers();
+  try {
+    await conversation.open(session);
+  } catch (error) {
+    showError(error);
+  }
+  if (web) message.focus();
+}
+
+/** The newest web session of an agent, or its `default` one. */
+function sessionOf(agent: string): string {
+  const listed = sessions.entries.find((entry) => entry.agent === agent && parseKey(entry.key)?.channel === "http");
+  return listed?.key ?? httpKey(agent, "default");
+}
+
+function submit(): void {
+  const text = message.value;
+  if (text.trim() === "" || conversation.isSending || message.disabled) return;
+  message.value = "";
+  void conversation.send(text);
+}
+
+message.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    submit();
+  }
+});
+byId("composer", HTMLFormElement).addEventListener("submit", (event) => {
+  event.preventDefault();
+  submit();
+});
+stop.addEventListener("click", () => void conversation.stop());
+subagentStop.addEventListener("click", () => void conversation.stop());
+byId("clear", HTMLButtonElement).addEventListener("click", () => {
+  if (!conversation.isSending) void conversation.send("/clear");
+});
+agentSelect.addEventListener("change", () => void openSession(sessionOf(agentSelect.value)));
+
+const newSession = byId("new-session", HTMLFormElement);
+const newSessionName = byId("new-session-name", HTMLInputElement);
+const newSessionError = byId("new-session-error", HTMLParagraphElement);
+newSession.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = newSessionName.value.trim() || newChatId();
+  newSessionError.hidden = CHAT_ID.test(name);
+  if (!CHAT_ID.test(name)) {
+    newSessionError.textContent = "A name is 1-128 letters, digits and . _ ~ @ + = -";
+    return;
+  }
+  newSessionName.value = "";
+  void openSession(httpKey(agentSelect.value, name));
+});
+
+// On a narrow screen the session list and the plan are drawers over the chat.
+const drawers = [
+  { button: byId("toggle-sessions", HTMLButtonElement), panel: byId("sessions", HTMLElement) },
+  { button: byId("toggle-side", HTMLButtonElement), panel: byId("side", HTMLElement) },
+];
+function closeDrawers(): void {
+  for (const drawer of drawers) {
+    drawer.panel.classList.remove("open");
+    drawer.button.setAttribute("aria-expanded", "false");
+  }
+}
+for (const drawer of drawers) {
+  drawer.button.addEventListener("click", () => {
+    const opening = !drawer.panel.classList.contains("open");
+    closeDrawers();
+    drawer.panel.classList.toggle("open", opening);
+    drawer.button.setAttribute("aria-expanded", String(opening));
+  });
+}
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") closeDrawers();
+});
+
+async function start(): Promise<void> {
+  statusLine.textContent = "connecting…";
+  const body = await api.json<{ agents: AgentEntry[]; default?: string }>("v1/agents");
+  agents = body.agents;
+  agentSelect.replaceChildren(
+    ...agents.map((agent) => {
+      const option = document.createElement("option");
+      option.value = agent.id;
+      option.textContent = agent.name && agent.name !== agent.id ? `${agent.name} (${agent.id})` : agent.id;
+      if (agent.description) option.title = agent.description;
+      return option;
+    }),
+  );
+  await sessions.load().catch(showError);
+  const fromUrl = parseKey(decodeURIComponent(location.hash.slice(1)));
+  const known = fromUrl && agents.some((agent) => agent.id === fromUrl.agent) ? fromUrl.key : undefined;
+  const defaultAgent = body.default ?? agents.find((agent) => agent.id === "main")?.id ?? agents[0]?.id ?? "main";
+  const newestWeb = sessions.entries.find((entry) => parseKey(entry.key)?.channel === "http")?.key;
+  await openSession(known ?? newestWeb ?? httpKey(defaultAgent, "default"));
+}
+
+start().catch(showError);
