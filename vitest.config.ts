@@ -19,6 +19,7 @@ const PROCESS_TESTS = [
   // real processes
   "test/process.test.ts",
   "test/start-script.test.ts",
+  "test/loaded-modules.test.ts",
   "test/process-mcp.test.ts",
   "test/process-telegram.test.ts",
   "test/process-sessions.test.ts",

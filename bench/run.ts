@@ -1,3 +1,4 @@
+import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
@@ -7,6 +8,7 @@ import { benchTurn } from "./turn.js";
 
 /** `npm run bench`: every benchmark, one after another, each printing ratios against its own baseline. */
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
+await benchFloor();
 await benchTurn();
 await benchTtft();
 await benchTodo();

@@ -13,11 +13,10 @@ import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
-import { McpHub, type McpStartReport } from "./tools/mcp/index.js";
+import type { McpHub, McpStartReport } from "./tools/mcp/index.js";
 import { mcpFeature } from "./tools/mcp/feature.js";
 import { pluginFeature } from "./tools/plugins/feature.js";
-import { loadPlugins } from "./tools/plugins/load.js";
-import { type Redact, redactor } from "./tools/redact.js";
+import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
 import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
 import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
@@ -149,7 +148,8 @@ export function openHistory(loaded: LoadedConfig, logger: Logger): HistoryStore 
  */
 function secretKeeping(loaded: LoadedConfig, logger: Logger): { redact: Redact; logger: Logger } {
   const redact = redactor(loaded.secrets);
-  return { redact, logger: redactingLogger(logger, redact) };
+  // No secrets configured: nothing to scrub, so no copy of every line's data.
+  return { redact, logger: redact === noRedaction ? logger : redactingLogger(logger, redact) };
 }
 
 /**
@@ -213,18 +213,22 @@ export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "U
  * `tools.plugins`, loaded and checked first (a broken one stops start-up),
  * and the MCP servers of `tools.mcp.servers` (a server that does not start
  * is a warning; it is retried, and its tools arrive when it is up). The
- * runtime closes the servers when it closes.
+ * runtime closes the servers when it closes. The plugin loader and the MCP
+ * client (with the SDK and ajv behind them) are imported only when the
+ * config lists plugins or servers: a gateway without them never loads them.
  */
 export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Promise<Bootstrapped> {
   const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
-  const plugins = await loadPlugins(loaded.config.tools.plugins, loaded.baseDir, taken);
+  const specs = loaded.config.tools.plugins;
+  const plugins = specs.length > 0 ? await (await import("./tools/plugins/load.js")).loadPlugins(specs, loaded.baseDir, taken) : [];
   const pluginTools = plugins.flatMap((p) => p.tools);
   const features = [...(opts.features ?? []), pluginFeature(plugins)];
 
   const servers = loaded.config.tools.mcp.servers;
   if (Object.keys(servers).length > 0) {
     const { redact, logger } = secretKeeping(loaded, opts.logger);
+    const { McpHub } = await import("./tools/mcp/index.js");
     const hub = new McpHub(servers, {
       logger,
       redact,

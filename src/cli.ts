@@ -7,7 +7,6 @@ import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js
 import { type RunningGateway, startGateway } from "./gateway/server.js";
 import { BUILT_IN_ORIGIN } from "./feature/feature.js";
 import { logEvents } from "./runtime/event-log.js";
-import { repl } from "./repl.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
 import { loadPage } from "./page.js";
@@ -94,7 +93,8 @@ export async function runCli(io: CliIO): Promise<number> {
     redact = redactor(loaded.secrets);
     // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL says otherwise.
     const quiet = command === "agent" && io.terminal === true;
-    const logger = redactingLogger(io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info")), redact);
+    const base = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info"));
+    const logger = redact === noRedaction ? base : redactingLogger(base, redact);
     switch (command) {
       case "gateway":
         return await gateway(loaded, logger, io);
@@ -218,8 +218,9 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
   }
   if (text === undefined) {
     const input = io.stdin!;
-    return withRuntime(loaded, logger, io, ({ runtime }) =>
-      repl(
+    return withRuntime(loaded, logger, io, async ({ runtime }) =>
+      // The chat's reader (and node:readline) is loaded only for a chat.
+      (await import("./repl.js")).repl(
         runtime,
         { input, terminal: io.terminal === true, stdout: io.stdout, stderr: io.stderr, prompt: io.prompt ?? (() => {}) },
         { agentId: runtime.agent(values.agent ?? runtime.defaultAgentId).id, chatId: values.session ?? "default" },

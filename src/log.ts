@@ -24,11 +24,17 @@ export function redactingLogger(logger: Logger, redact: (text: string) => string
   return { info: line(logger.info.bind(logger)), warn: line(logger.warn.bind(logger)), error: line(logger.error.bind(logger)) };
 }
 
-/** A pino logger writing JSON lines to stderr (stdout stays for replies and the listening line). */
+/**
+ * A pino logger writing JSON lines to stderr (stdout stays for replies and
+ * the listening line). Lines are written without blocking: a line logged
+ * while the previous write is under way goes out with the next one, so a
+ * busy gateway makes one write for many lines instead of one each; what is
+ * still buffered when the process exits is written then.
+ */
 export function createLogger(level = "info"): Logger {
   const log = pino(
     { level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
-    pino.destination({ fd: 2, sync: true }),
+    pino.destination({ fd: 2, sync: false }),
   );
   return {
     info: (message, data) => log.info(data ?? {}, message),

@@ -1,14 +1,19 @@
 import type { ModelEntry } from "../config/schema.js";
-import { readMessage } from "./anthropic-decode.js";
+import type { ResponseAssembler } from "./assembler.js";
+import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "./entry-check.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
 import { HttpModelProvider } from "./http-provider.js";
 import type { ModelRequest } from "./provider.js";
-import { type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+import { type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+
+/** The answer's reader (its wire schemas) is imported with the first answer: a gateway that never calls this provider never loads it. */
+let decoder: Promise<typeof import("./anthropic-decode.js")> | undefined;
+const readMessage = async (response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
+  (await (decoder ??= import("./anthropic-decode.js"))).readMessage(response, out, ctx);
 
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";
 export const ANTHROPIC_VERSION = "2023-06-01";
-/** The API requires max_tokens; this fits every current Claude model. */
-export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+export { ANTHROPIC_DEFAULT_MAX_TOKENS };
 
 /**
  * The Anthropic Messages API: `POST {api_base}/messages` with `x-api-key`

@@ -34,13 +34,32 @@ async function readChunks(body: ReadableStream<Uint8Array> | null, onChunk: (tex
         if (rest) onChunk(rest, 0);
         return;
       }
-      if (onChunk(decoder.decode(chunk.value, { stream: true }), chunk.value.byteLength) === true) return;
+      if (onChunk(decoder.decode(chunk.value, { stream: true }), chunk.value.byteLength) === true) {
+        // Stopped (a terminal event, a limit). A server usually ends the body with its last event:
+        // reading that end, when it has already arrived, keeps the connection for the next request,
+        // where cancelling would close it. Nothing read past the stop is handed on.
+        done = await endsNow(reader);
+        return;
+      }
     }
   } finally {
     // Stopping early (a terminal event, a limit, an error thrown by a handler) closes the connection.
     if (!done) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }
+}
+
+/** Whether the body's end has already arrived: its next read says done before anything else is due (no waiting on the network). */
+async function endsNow(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+  let check: ReturnType<typeof setImmediate> | undefined;
+  const next = reader.read().then(
+    (chunk) => chunk.done,
+    () => false,
+  );
+  const notYet = new Promise<boolean>((resolve) => (check = setImmediate(() => resolve(false))));
+  const ended = await Promise.race([next, notYet]);
+  clearImmediate(check);
+  return ended;
 }
 
 /**

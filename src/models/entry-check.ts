@@ -1,5 +1,7 @@
 import type { ModelEntry } from "../config/schema.js";
-import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "./anthropic.js";
+
+/** The Messages API requires max_tokens; this fits every current Claude model (the Anthropic adapter sends it when the entry sets none). */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
 
 /**
  * A used model entry checked whole before its first request: what would make

@@ -39,9 +39,18 @@ function measure(message: ChatMessage): { chars: number; parts: number } {
   return { chars, parts };
 }
 
+/** Characters of the tools' descriptions and schemas as JSON. An agent's tool list is one array, made once, so its size is measured once. */
+const toolsSizes = new WeakMap<readonly ToolSpec[], number>();
+function toolsChars(tools: readonly ToolSpec[]): number {
+  if (tools.length === 0) return 0;
+  let chars = toolsSizes.get(tools);
+  if (chars === undefined) toolsSizes.set(tools, (chars = JSON.stringify(tools).length));
+  return chars;
+}
+
 /** Characters of a request's text: its messages and its tools' descriptions and schemas. */
 export function requestChars(messages: readonly ChatMessage[], tools: readonly ToolSpec[]): number {
-  let chars = tools.length > 0 ? JSON.stringify(tools).length : 0;
+  let chars = toolsChars(tools);
   for (const message of messages) chars += measure(message).chars;
   return chars;
 }
@@ -56,7 +65,7 @@ export function estimateTokens(messages: readonly ChatMessage[], charsPerToken: 
 }
 
 export function toolTokens(tools: readonly ToolSpec[], charsPerToken: number): number {
-  return tools.length > 0 ? Math.ceil(JSON.stringify(tools).length / charsPerToken) : 0;
+  return tools.length > 0 ? Math.ceil(toolsChars(tools) / charsPerToken) : 0;
 }
 
 /** A request split as fitting sees it. */

@@ -1,6 +1,5 @@
-import { Ajv, type ErrorObject, type Options } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, Options } from "ajv";
 import { messageOf } from "../errors.js";
 import { type PathPart, formatPath } from "../validation.js";
 
@@ -27,10 +26,15 @@ type Dialect = "2020-12" | "2019-09" | "draft-07";
 const OPTIONS: Options = { strict: false, allErrors: true, validateFormats: false, logger: false };
 const instances = new Map<Dialect, Ajv>();
 
+// ajv is loaded with the first JSON Schema to check (a plugin's or an MCP server's tool): a gateway without one never loads it.
+const load = createRequire(import.meta.url);
+
 function ajvFor(dialect: Dialect): Ajv {
   let ajv = instances.get(dialect);
   if (!ajv) {
-    ajv = dialect === "2020-12" ? new Ajv2020(OPTIONS) : dialect === "2019-09" ? new Ajv2019(OPTIONS) : new Ajv(OPTIONS);
+    if (dialect === "2020-12") ajv = new (load("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js")).Ajv2020(OPTIONS);
+    else if (dialect === "2019-09") ajv = new (load("ajv/dist/2019.js") as typeof import("ajv/dist/2019.js")).Ajv2019(OPTIONS);
+    else ajv = new (load("ajv") as typeof import("ajv")).Ajv(OPTIONS);
     instances.set(dialect, ajv);
   }
   return ajv;

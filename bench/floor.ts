@@ -1,0 +1,309 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ensureBuilt } from "./memory.js";
+import { Client, type Proc, ROOT, cpuMs, firstOk, freePort, rssBytes, startProcess, startServer } from "./processes.js";
+import { fmt, percentile, report } from "./support.js";
+
+/**
+ * The gateway against the floor, measured from outside as a user runs it,
+ * every figure against a baseline taken in the same run:
+ *
+ * - start: `npm start` → first 200 on /health, vs a bare node:http server
+ *   started by `npm start` (bench/procs/bare-start); and `node dist/main.js
+ *   gateway` → /health vs `node` on the same bare server. Interleaved.
+ * - turns: the gateway (default config: only the model, pointed at the fake,
+ *   and `todo` switched on, the turn's tool) vs the minimal gateway
+ *   (bench/procs/minimal-gateway.mjs: node:http in, the model called with
+ *   fetch until it stops calling tools, a constant tool result, JSON out),
+ *   both separate processes calling the same fake model process
+ *   (bench/procs/fake-model.mjs). One turn = message → tool call (`todo
+ *   read`) → tool → "done". The gateway streams from the model (its
+ *   default); the minimal gateway reads whole answers.
+ *   - one client: p50 / p95, interleaved, and the CPU each server process
+ *     used per turn (from /proc/<pid>/stat, over the same turns);
+ *   - 10 concurrent clients: turns/s, rounds alternating between the two.
+ * - idle RSS of the gateway process after it answered one turn.
+ * - bytes per idle session: a gateway with no config file (the defaults,
+ *   the built-in model), 4,000 sessions of one "hello" each; heap and RSS
+ *   after a full GC (asked for with SIGUSR2), above the warmed-up baseline.
+ */
+
+const STARTS = Number(process.env.BENCH_STARTS ?? 10);
+const TURNS = Number(process.env.BENCH_TURNS ?? 400);
+const WARMUP = 50;
+const CLIENTS = 10;
+const LOAD_ROUND_MS = Number(process.env.BENCH_LOAD_ROUND_MS ?? 3000);
+const LOAD_ROUNDS = 2;
+const IDLE_SESSIONS = Number(process.env.BENCH_IDLE_SESSIONS ?? 4000);
+const PROCS = path.join(ROOT, "bench", "procs");
+const MiB = 1024 * 1024;
+
+/** Lets the benchmark ask a process for a full garbage collection (SIGUSR2); the gateway's code is unchanged. */
+const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
+  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
+)}`;
+
+/** A folder with the shipped `main` agent and, when given, a config file. */
+function project(config?: unknown): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-floor-"));
+  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
+  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
+  if (config !== undefined) writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const gatewayEnv = (port: number | string) => ({ PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: String(port) });
+
+type Starter = (port: number) => Proc;
+
+/** From spawning to the first 200 on /health. */
+async function timeStart(start: Starter): Promise<number> {
+  const port = await freePort();
+  const began = performance.now();
+  const proc = start(port);
+  try {
+    const exited = new Promise<never>((_, reject) =>
+      proc.child.once("exit", (code) => reject(new Error(`exited with ${code} before answering /health:\n${proc.output()}`))),
+    );
+    exited.catch(() => {});
+    return (await Promise.race([firstOk(`http://127.0.0.1:${port}/health`), exited])) - began;
+  } finally {
+    await proc.stop();
+  }
+}
+
+async function measureStarts(configDir: string) {
+  const starters: Record<string, Starter> = {
+    npmGateway: (port) =>
+      startProcess("npm", ["start"], { cwd: ROOT, env: { ...gatewayEnv(port), PICOCLAW_CONFIG: path.join(configDir, "picoclaw.config.json") } }),
+    npmBare: (port) => startProcess("npm", ["start"], { cwd: path.join(PROCS, "bare-start"), env: { PORT: String(port) } }),
+    nodeGateway: (port) => startProcess(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], { cwd: configDir, env: gatewayEnv(port) }),
+    nodeBare: (port) => startProcess(process.execPath, [path.join(PROCS, "bare-start", "server.mjs")], { cwd: ROOT, env: { PORT: String(port) } }),
+  };
+  const names = Object.keys(starters);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (let i = 0; i < STARTS; i++) {
+    // A different order each round, so no kind always follows the same other.
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(i + k) % names.length]!;
+      samples[name]!.push(await timeStart(starters[name]!));
+    }
+  }
+  const median = (name: string) => percentile(samples[name]!, 50);
+  return {
+    npmGatewayMs: median("npmGateway"),
+    npmBareMs: median("npmBare"),
+    npmRatio: median("npmGateway") / median("npmBare"),
+    nodeGatewayMs: median("nodeGateway"),
+    nodeBareMs: median("nodeBare"),
+    nodeRatio: median("nodeGateway") / median("nodeBare"),
+  };
+}
+
+interface Server {
+  proc: Proc & { url: string };
+  client: Client;
+}
+
+async function server(command: string, args: string[], cwd: string, env: Record<string, string>): Promise<Server> {
+  const proc = await startServer(command, args, { cwd, env });
+  return { proc, client: new Client(proc.url, CLIENTS + 2) };
+}
+
+let sessions = 0;
+/** One tool turn, in a fresh session (the same request size every time). */
+const turn = (s: Server) => s.client.chat("read the plan", `b${++sessions}`);
+
+async function measureTurns(gateway: Server, minimal: Server) {
+  for (let i = 0; i < WARMUP; i++) {
+    await turn(gateway);
+    await turn(minimal);
+  }
+  const times = { gateway: [] as number[], minimal: [] as number[] };
+  const cpuBefore = { gateway: cpuMs(gateway.proc.child.pid!), minimal: cpuMs(minimal.proc.child.pid!) };
+  for (let i = 0; i < TURNS; i++) {
+    const order = i % 2 === 0 ? (["gateway", "minimal"] as const) : (["minimal", "gateway"] as const);
+    for (const which of order) {
+      const began = performance.now();
+      await turn(which === "gateway" ? gateway : minimal);
+      times[which].push(performance.now() - began);
+    }
+  }
+  const cpu = {
+    gateway: (cpuMs(gateway.proc.child.pid!) - cpuBefore.gateway) / TURNS,
+    minimal: (cpuMs(minimal.proc.child.pid!) - cpuBefore.minimal) / TURNS,
+  };
+  return {
+    gatewayP50: percentile(times.gateway, 50),
+    minimalP50: percentile(times.minimal, 50),
+    p50Ratio: percentile(times.gateway, 50) / percentile(times.minimal, 50),
+    gatewayP95: percentile(times.gateway, 95),
+    minimalP95: percentile(times.minimal, 95),
+    p95Ratio: percentile(times.gateway, 95) / percentile(times.minimal, 95),
+    gatewayCpuMs: cpu.gateway,
+    minimalCpuMs: cpu.minimal,
+    cpuRatio: cpu.gateway / cpu.minimal,
+  };
+}
+
+/** CLIENTS clients, each sending its next turn as soon as the last one is answered, for `ms`. */
+async function load(s: Server, ms: number): Promise<{ turns: number; seconds: number; cpuMs: number }> {
+  const cpuBefore = cpuMs(s.proc.child.pid!);
+  const began = performance.now();
+  const until = began + ms;
+  let turns = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < until) {
+        await turn(s);
+        turns++;
+      }
+    }),
+  );
+  return { turns, seconds: (performance.now() - began) / 1000, cpuMs: cpuMs(s.proc.child.pid!) - cpuBefore };
+}
+
+async function measureLoad(gateway: Server, minimal: Server) {
+  await load(gateway, 500);
+  await load(minimal, 500);
+  const sum = { gateway: { turns: 0, seconds: 0, cpuMs: 0 }, minimal: { turns: 0, seconds: 0, cpuMs: 0 } };
+  for (let round = 0; round < LOAD_ROUNDS; round++) {
+    const order = round % 2 === 0 ? (["gateway", "minimal"] as const) : (["minimal", "gateway"] as const);
+    for (const which of order) {
+      const r = await load(which === "gateway" ? gateway : minimal, LOAD_ROUND_MS);
+      sum[which].turns += r.turns;
+      sum[which].seconds += r.seconds;
+      sum[which].cpuMs += r.cpuMs;
+    }
+  }
+  const rate = (w: "gateway" | "minimal") => sum[w].turns / sum[w].seconds;
+  return {
+    gatewayTurnsPerS: rate("gateway"),
+    minimalTurnsPerS: rate("minimal"),
+    throughputRatio: rate("gateway") / rate("minimal"),
+    gatewayLoadCpuMs: sum.gateway.cpuMs / sum.gateway.turns,
+    minimalLoadCpuMs: sum.minimal.cpuMs / sum.minimal.turns,
+  };
+}
+
+/** RSS of each after it answered one turn and sat idle for a second. */
+async function measureIdle(gateway: Server, minimal: Server) {
+  await turn(gateway);
+  await turn(minimal);
+  await sleep(1000);
+  return { gatewayIdleRssMiB: rssBytes(gateway.proc.child.pid!) / MiB, minimalIdleRssMiB: rssBytes(minimal.proc.child.pid!) / MiB };
+}
+
+/** Heap and RSS per idle session in a gateway with the default config (no config file: the built-in model). */
+async function measureSessions() {
+  const folder = project();
+  const gateway = await server(process.execPath, ["--expose-gc", "--import", GC_ON_SIGNAL, path.join(ROOT, "dist", "main.js"), "gateway"], folder.dir, {
+    ...gatewayEnv(0),
+    PICOCLAW_LOG_LEVEL: "warn",
+  });
+  let said = "";
+  gateway.proc.child.stderr!.on("data", (chunk: Buffer) => (said += chunk.toString()));
+  const collected = async () => {
+    said = "";
+    gateway.proc.child.kill("SIGUSR2");
+    let done: RegExpExecArray | null = null;
+    while (!(done = /gc done (\d+)\n/.exec(said))) await sleep(20);
+    return { heap: Number(done[1]), rss: rssBytes(gateway.proc.child.pid!) };
+  };
+  const echo = (session: string) => gateway.client.call("POST", "/v1/chat", { message: "hello", session });
+  const pool = async (count: number, prefix: string) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) {
+          const res = await echo(`${prefix}${next++}`);
+          if (res.status !== 200) throw new Error(`chat answered ${res.status}: ${res.body.slice(0, 200)}`);
+        }
+      }),
+    );
+  };
+  try {
+    await pool(200, "warm");
+    const before = await collected();
+    await pool(IDLE_SESSIONS, "idle");
+    const after = await collected();
+    return { sessionHeapBytes: (after.heap - before.heap) / IDLE_SESSIONS, sessionRssBytes: (after.rss - before.rss) / IDLE_SESSIONS };
+  } finally {
+    gateway.client.close();
+    await gateway.proc.stop();
+    folder.remove();
+  }
+}
+
+export async function benchFloor(): Promise<Record<string, number>> {
+  ensureBuilt();
+  const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
+  const folder = project({
+    agents: { defaults: { model_name: "fake" } },
+    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
+    tools: { todo: { enabled: true } },
+  });
+  const servers: Server[] = [];
+  try {
+    const starts = await measureStarts(folder.dir);
+    const gateway = await server(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], folder.dir, gatewayEnv(0));
+    servers.push(gateway);
+    const minimal = await server(process.execPath, [path.join(PROCS, "minimal-gateway.mjs")], ROOT, { MODEL_URL: model.url, PORT: "0" });
+    servers.push(minimal);
+    const idle = await measureIdle(gateway, minimal);
+    const turns = await measureTurns(gateway, minimal);
+    const loaded = await measureLoad(gateway, minimal);
+    for (const s of servers.splice(0)) {
+      s.client.close();
+      await s.proc.stop();
+    }
+    const sessions = await measureSessions();
+    const result = { ...starts, ...turns, ...loaded, ...idle, ...sessions };
+    const ms = (n: number) => `${fmt(n, n < 10 ? 2 : 0)} ms`;
+    const target = (met: boolean) => (met ? "met" : "NOT met");
+    report("floor: the gateway vs the minimal gateway and a bare node:http server, separate processes, same run", [
+      [
+        "npm start → first 200 on /health",
+        `${ms(result.npmGatewayMs)} vs bare ${ms(result.npmBareMs)}: ${fmt(result.npmRatio)}x (target ≤ 1.5x: ${target(result.npmRatio <= 1.5)})`,
+      ],
+      [
+        "node dist/main.js gateway → /health",
+        `${ms(result.nodeGatewayMs)} vs bare ${ms(result.nodeBareMs)}: ${fmt(result.nodeRatio)}x (target ≤ 2x: ${target(result.nodeRatio <= 2)})`,
+      ],
+      [
+        `tool turn p50 (${TURNS} turns, one client)`,
+        `${ms(result.gatewayP50)} vs minimal ${ms(result.minimalP50)}: ${fmt(result.p50Ratio)}x, +${ms(result.gatewayP50 - result.minimalP50)} (target ≤ 1.2x: ${target(result.p50Ratio <= 1.2)})`,
+      ],
+      ["tool turn p95", `${ms(result.gatewayP95)} vs minimal ${ms(result.minimalP95)}: ${fmt(result.p95Ratio)}x`],
+      [
+        "CPU per tool turn (server process)",
+        `${ms(result.gatewayCpuMs)} vs minimal ${ms(result.minimalCpuMs)}: ${fmt(result.cpuRatio)}x (target ≤ 1.4x: ${target(result.cpuRatio <= 1.4)})`,
+      ],
+      [
+        `${CLIENTS} concurrent clients, turns/s`,
+        `${fmt(result.gatewayTurnsPerS, 0)} vs minimal ${fmt(result.minimalTurnsPerS, 0)}: ${fmt(result.throughputRatio)}x (target ≥ 0.6x: ${target(result.throughputRatio >= 0.6)})`,
+      ],
+      ["  CPU per turn under that load", `${ms(result.gatewayLoadCpuMs)} vs minimal ${ms(result.minimalLoadCpuMs)}`],
+      [
+        "idle RSS after one turn",
+        `${fmt(result.gatewayIdleRssMiB, 1)} MiB (minimal ${fmt(result.minimalIdleRssMiB, 1)} MiB) (target ≤ 70 MiB: ${target(result.gatewayIdleRssMiB <= 70)})`,
+      ],
+      [
+        `per idle session (${IDLE_SESSIONS}, one "hello" each)`,
+        `RSS ${fmt(result.sessionRssBytes / 1024)} KiB, heap ${fmt(result.sessionHeapBytes / 1024)} KiB (target ≤ 2 KiB: ${target(result.sessionRssBytes <= 2048)})`,
+      ],
+    ]);
+    return result;
+  } finally {
+    for (const s of servers) {
+      s.client.close();
+      await s.proc.stop();
+    }
+    await model.stop();
+    folder.remove();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchFloor();
