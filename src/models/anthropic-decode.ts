@@ -5,7 +5,7 @@ import type { ResponseAssembler } from "./assembler.js";
 import { isEventStream, readEvents } from "./body.js";
 import { reportedError } from "./http-errors.js";
 import type { Usage } from "./provider.js";
-import type { ReadContext } from "./transport.js";
+import type { ModelAnswer, ReadContext } from "./transport.js";
 import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js";
 
 /**
@@ -75,7 +75,7 @@ export function finishReasonOf(stopReason: string | null | undefined): string | 
   }
 }
 
-export async function readMessage(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+export async function readMessage(response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   if (isEventStream(response)) return readMessageStream(response, out, ctx);
   const json = parseJsonText(ctx.modelName, await readWhole(response, ctx), "the answer", ctx.secrets);
   if ((json as { type?: unknown } | null)?.type === "error") {
@@ -103,7 +103,7 @@ function usageOf(value: z.output<typeof usage>): Usage {
   };
 }
 
-async function readMessageStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+async function readMessageStream(response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   const toolBlocks = new Set<number>();
   const replay = new ThinkingReplay(out);
   let stopped = false;

@@ -4,11 +4,11 @@ import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "./entry-check.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
 import { HttpModelProvider } from "./http-provider.js";
 import type { ModelRequest } from "./provider.js";
-import { type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
 
 /** The answer's reader (its wire schemas) is imported with the first answer: a gateway that never calls this provider never loads it. */
 let decoder: Promise<typeof import("./anthropic-decode.js")> | undefined;
-const readMessage = async (response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
+const readMessage = async (response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
   (await (decoder ??= import("./anthropic-decode.js"))).readMessage(response, out, ctx);
 
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";

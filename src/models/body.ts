@@ -1,4 +1,5 @@
 import { type EventSourceMessage, createParser } from "eventsource-parser";
+import type { AnswerBody, ModelAnswer } from "./exchange.js";
 
 /**
  * Reading an HTTP answer body piece by piece: as text (UTF-8 decoded across
@@ -11,23 +12,34 @@ import { type EventSourceMessage, createParser } from "eventsource-parser";
 /** Called on every piece of real data received, so an idle timer can start again. */
 export type Activity = () => void;
 
+/** The answer's body failed while it was being read (the connection broke): `cause` says how. */
+export class BrokenBody extends Error {
+  constructor(cause: unknown) {
+    super("the answer's body broke off", { cause });
+  }
+}
+
 /** Whether the answer is a server-sent event stream (otherwise it is read as one JSON document). */
-export function isEventStream(response: Response): boolean {
-  return (response.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream");
+export function isEventStream(answer: ModelAnswer): boolean {
+  return (answer.header("content-type") ?? "").toLowerCase().includes("text/event-stream");
 }
 
 /**
  * Feeds every chunk (its decoded text and its size in bytes) to `onChunk`
  * until the body ends or `onChunk` returns true (stop).
  */
-async function readChunks(body: ReadableStream<Uint8Array> | null, onChunk: (text: string, bytes: number) => boolean | undefined): Promise<void> {
-  if (!body) return;
-  const reader = body.getReader();
+async function readChunks(body: AnswerBody, onChunk: (text: string, bytes: number) => boolean | undefined): Promise<void> {
+  const chunks = body[Symbol.asyncIterator]();
   const decoder = new TextDecoder("utf-8");
   let done = false;
   try {
     for (;;) {
-      const chunk = await reader.read();
+      let chunk: IteratorResult<Uint8Array>;
+      try {
+        chunk = await chunks.next();
+      } catch (error) {
+        throw new BrokenBody(error);
+      }
       if (chunk.done) {
         done = true;
         const rest = decoder.decode();
@@ -37,23 +49,22 @@ async function readChunks(body: ReadableStream<Uint8Array> | null, onChunk: (tex
       if (onChunk(decoder.decode(chunk.value, { stream: true }), chunk.value.byteLength) === true) {
         // Stopped (a terminal event, a limit). A server usually ends the body with its last event:
         // reading that end, when it has already arrived, keeps the connection for the next request,
-        // where cancelling would close it. Nothing read past the stop is handed on.
-        done = await endsNow(reader);
+        // where stopping before it would close it. Nothing read past the stop is handed on.
+        done = await endsNow(chunks);
         return;
       }
     }
   } finally {
     // Stopping early (a terminal event, a limit, an error thrown by a handler) closes the connection.
-    if (!done) await reader.cancel().catch(() => {});
-    reader.releaseLock();
+    if (!done) body.destroy();
   }
 }
 
 /** Whether the body's end has already arrived: its next read says done before anything else is due (no waiting on the network). */
-async function endsNow(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<boolean> {
+async function endsNow(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
   let check: ReturnType<typeof setImmediate> | undefined;
-  const next = reader.read().then(
-    (chunk) => chunk.done,
+  const next = chunks.next().then(
+    (chunk) => chunk.done === true,
     () => false,
   );
   const notYet = new Promise<boolean>((resolve) => (check = setImmediate(() => resolve(false))));
@@ -66,11 +77,7 @@ async function endsNow(reader: ReadableStreamDefaultReader<Uint8Array>): Promise
  * The body as text, at most `maxBytes` of it: reading stops there and the
  * connection is closed (`complete` is then false). Every chunk is activity.
  */
-export async function readText(
-  body: ReadableStream<Uint8Array> | null,
-  activity: Activity,
-  maxBytes: number,
-): Promise<{ text: string; complete: boolean; bytes: number }> {
+export async function readText(body: AnswerBody, activity: Activity, maxBytes: number): Promise<{ text: string; complete: boolean; bytes: number }> {
   const parts: string[] = [];
   let bytes = 0;
   let complete = true;
@@ -105,7 +112,7 @@ function sliceBytes(text: string, maxBytes: number): string {
  * (one event that never ends, a flood of comments) fails with `tooLarge()`.
  */
 export async function readEvents(
-  body: ReadableStream<Uint8Array> | null,
+  body: AnswerBody,
   onEvent: (event: EventSourceMessage) => boolean | undefined,
   limit: { maxPendingBytes: number; tooLarge: () => Error },
 ): Promise<void> {

@@ -1,4 +1,5 @@
-import { type ContextOverflow, ModelError, type ModelErrorClass, abortReason, messageOf } from "../errors.js";
+import { type ContextOverflow, ModelError, type ModelErrorClass, messageOf } from "../errors.js";
+import { BrokenBody } from "./body.js";
 
 /**
  * Turning what went wrong on the wire into a classified ModelError whose
@@ -105,10 +106,10 @@ export function contextOverflowOf(body: string): ContextOverflow | undefined {
 }
 
 /** Milliseconds the answer asks us to wait: `retry-after-ms` (OpenAI) first, then `retry-after`. */
-export function retryAfterFromHeaders(headers: Headers, now = Date.now()): number | undefined {
-  const ms = Number(headers.get("retry-after-ms") ?? Number.NaN);
+export function retryAfterFromHeaders(header: (name: string) => string | undefined, now = Date.now()): number | undefined {
+  const ms = Number(header("retry-after-ms") ?? Number.NaN);
   if (Number.isFinite(ms) && ms >= 0) return ms;
-  return retryAfterMs(headers.get("retry-after"), now);
+  return retryAfterMs(header("retry-after") ?? null, now);
 }
 
 /** The message of a ModelError without its `model "<name>": ` prefix. */
@@ -131,35 +132,33 @@ export interface TransportContext {
   modelName: string;
   /** Where the request went (its origin is shown, never its path or query). */
   url: string;
-  /** The turn's signal: its abort is re-thrown as it is. */
-  turnSignal: AbortSignal;
-  /** Our timer's signal: its abort is a timeout. */
-  timerSignal: AbortSignal;
+  /** Whether request_timeout ran out (the attempt was stopped for it). */
+  timedOut: boolean;
   timeoutMs: number;
   secrets: readonly (string | undefined)[];
 }
 
 /**
- * Classifies an exception thrown while the request was in flight: the turn's
- * own abort is re-thrown as it is; our timer becomes `timeout`; a ModelError
- * stays as it is; anything else from fetch is `network`.
+ * Classifies an exception thrown while the request was in flight (the
+ * turn's own abort and max_duration are the caller's to say): a ModelError
+ * stays as it is; request_timeout becomes `timeout`; anything else from the
+ * network is `network`.
  */
 export function transportError(error: unknown, ctx: TransportContext): Error {
-  if (ctx.turnSignal.aborted) return abortReason(ctx.turnSignal);
   if (error instanceof ModelError) return error;
-  if (ctx.timerSignal.aborted) {
+  if (ctx.timedOut) {
     return new ModelError(
       "timeout",
       ctx.modelName,
       `no answer from ${originOf(ctx.url)} within ${ctx.timeoutMs} ms (request_timeout); raise request_timeout for slow or local models`,
     );
   }
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const cause = networkCause(error);
   const code = typeof cause?.code === "string" ? cause.code : undefined;
   const detail = scrub([code, typeof cause?.message === "string" ? cause.message : undefined].filter(Boolean).join(" ") || messageOf(error), ctx.secrets);
   const origin = originOf(ctx.url);
   let what: string;
-  if ((error as { message?: unknown } | null)?.message === "terminated") {
+  if (error instanceof BrokenBody) {
     what = `the connection to ${origin} broke before the answer was complete (${detail})`;
   } else if (code && UNREACHABLE.has(code)) {
     what = `cannot reach ${origin} (${detail}); check api_base and that the server is running`;
@@ -167,6 +166,18 @@ export function transportError(error: unknown, ctx: TransportContext): Error {
     what = `the request to ${origin} failed (${detail})`;
   }
   return new ModelError("network", ctx.modelName, what, { cause: error });
+}
+
+/**
+ * The network's own error, with its code (`ECONNREFUSED`, `UND_ERR_SOCKET`):
+ * undici's `request` throws it as it is; `fetch` wraps it in a TypeError
+ * ("fetch failed", "terminated" for a body) as its cause.
+ */
+function networkCause(error: unknown): { code?: unknown; message?: unknown } | undefined {
+  const thrown = error instanceof BrokenBody ? error.cause : error;
+  const wrapped = thrown instanceof TypeError ? (thrown as { cause?: unknown }).cause : undefined;
+  const found = wrapped && typeof wrapped === "object" ? wrapped : thrown;
+  return found && typeof found === "object" ? (found as { code?: unknown; message?: unknown }) : undefined;
 }
 
 /** Connection errors that mean nothing is listening there (or the name does not resolve). */

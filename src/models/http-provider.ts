@@ -35,8 +35,8 @@ export abstract class HttpModelProvider implements ModelProvider {
   /** The request exactly as it goes on the wire. */
   abstract wire(request: ModelRequest): WireRequest;
 
-  /** Headers every request carries: JSON in, the answer streamed or whole. */
+  /** Headers every request carries: JSON in, the answer streamed or whole, and who asks (fetch sent `node`; custom_headers may replace it). */
   protected baseHeaders(): Record<string, string> {
-    return { "content-type": "application/json", accept: this.stream ? "text/event-stream" : "application/json" };
+    return { "content-type": "application/json", accept: this.stream ? "text/event-stream" : "application/json", "user-agent": "picoclaw-ts" };
   }
 }

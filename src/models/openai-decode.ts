@@ -4,7 +4,7 @@ import { ModelError } from "../errors.js";
 import type { ResponseAssembler } from "./assembler.js";
 import { isEventStream, readEvents } from "./body.js";
 import { reportedError } from "./http-errors.js";
-import type { ReadContext } from "./transport.js";
+import type { ModelAnswer, ReadContext } from "./transport.js";
 import { parseJsonText, parseWire, readWhole, streamLimit } from "./wire-json.js";
 
 /**
@@ -66,7 +66,7 @@ const completionSchema = z.looseObject({
 type MessagePart = z.output<typeof messagePart>;
 
 /** Reads the answer by its content type: an SSE stream, or one JSON document (also when a server ignores `stream`). */
-export async function readChatCompletion(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+export async function readChatCompletion(response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   if (isEventStream(response)) return readChatStream(response, out, ctx);
   const json = parseJsonText(ctx.modelName, await readWhole(response, ctx), "the answer", ctx.secrets);
   const error = (json as { error?: unknown } | null)?.error;
@@ -80,7 +80,7 @@ export async function readChatCompletion(response: Response, out: ResponseAssemb
   applyUsage(completion.usage, out);
 }
 
-async function readChatStream(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
+async function readChatStream(response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> {
   let done = false;
   await readEvents(
     response.body,

@@ -6,11 +6,11 @@ import { HttpModelProvider } from "./http-provider.js";
 import type { ChatMessage } from "./message.js";
 import type { ResponseAssembler } from "./assembler.js";
 import type { ModelDelta, ModelRequest, ModelResponse } from "./provider.js";
-import { type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
 
 /** The answer's reader (its wire schemas) is imported with the first answer: a gateway that never calls this provider never loads it. */
 let decoder: Promise<typeof import("./openai-decode.js")> | undefined;
-const readChatCompletion = async (response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
+const readChatCompletion = async (response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
   (await (decoder ??= import("./openai-decode.js"))).readChatCompletion(response, out, ctx);
 
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";

@@ -1,11 +1,14 @@
 import { ModelError, abortReason } from "../errors.js";
-import { type Timer, joinSignals, realTimer } from "../signals.js";
+import { type Timer, realTimer } from "../signals.js";
 import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
+import { Cutoff, type CutCause, type Exchange, type ModelAnswer, fetchExchange, undiciExchange } from "./exchange.js";
 import { detailOf, httpError, originOf, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
 import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelDelta, ModelResponse } from "./provider.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, decideRetry, realSleep } from "./retry.js";
+
+export type { ModelAnswer };
 
 export type Fetch = typeof fetch;
 
@@ -22,6 +25,7 @@ export interface TransportTimeouts {
 
 /** What varies between production and tests: the network, waiting, randomness, call ids. */
 export interface TransportOptions {
+  /** Instead of the network (undici's pool of connections): an in-memory server, a body cut at chosen bytes. */
   fetch?: Fetch;
   sleep?: Sleep;
   /** In [0, 1), for backoff jitter. */
@@ -49,10 +53,11 @@ export interface ReadContext {
 /** One request in a provider's wire format, and how to read its successful answer. */
 export interface WireRequest {
   url: string;
-  headers: Headers;
+  /** Lower-case names. */
+  headers: Record<string, string>;
   body: unknown;
   /** Reads a 2xx answer into `out`; throws ModelError when it is not what the format promises. */
-  read(response: Response, out: ResponseAssembler, ctx: ReadContext): Promise<void>;
+  read(response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void>;
 }
 
 /**
@@ -65,7 +70,7 @@ export interface WireRequest {
  * failure is not retried: the caller would see it twice.
  */
 export class ModelTransport {
-  private readonly fetchImpl: Fetch;
+  private readonly exchange: Exchange;
   private readonly sleep: Sleep;
   private readonly random: () => number;
   private readonly policy: RetryPolicy;
@@ -78,7 +83,7 @@ export class ModelTransport {
     private readonly secrets: readonly (string | undefined)[],
     opts: TransportOptions = {},
   ) {
-    this.fetchImpl = opts.fetch ?? fetch;
+    this.exchange = opts.fetch ? fetchExchange(opts.fetch) : undiciExchange;
     this.sleep = opts.sleep ?? realSleep;
     this.random = opts.random ?? Math.random;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
@@ -88,13 +93,12 @@ export class ModelTransport {
 
   async send(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     signal.throwIfAborted();
-    const deadline = new TimeLimit(this.timeouts.maxDurationMs, this.timer);
-    const joined = joinSignals([signal, deadline.signal]);
+    const call = new CallLimits(signal, this.timeouts.maxDurationMs, this.timer);
     try {
-      return await this.sendWithin(wire, joined.signal, onDelta);
+      return await this.sendWithin(wire, call, onDelta);
     } catch (error) {
       if (signal.aborted) throw abortReason(signal);
-      if (deadline.signal.aborted) {
+      if (call.stopped === "max_duration") {
         throw new ModelError(
           "timeout",
           this.modelName,
@@ -103,20 +107,20 @@ export class ModelTransport {
       }
       throw error;
     } finally {
-      deadline.stop();
-      joined.dispose();
+      call.dispose();
     }
   }
 
-  /** The attempts of one call, all under `signal` (the turn's, joined with max_duration). */
-  private async sendWithin(wire: WireRequest, signal: AbortSignal, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+  /** The attempts of one call, all under its limits (the turn's abort, max_duration). */
+  private async sendWithin(wire: WireRequest, call: CallLimits, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    const body = JSON.stringify(wire.body);
     for (let retries = 0; ; retries++) {
-      signal.throwIfAborted();
+      call.throwIfStopped();
       const out = new ResponseAssembler(this.modelName, onDelta, this.callId);
       try {
-        return await this.attempt(wire, signal, out);
+        return await this.attempt(wire, body, call, out);
       } catch (error) {
-        if (signal.aborted) throw abortReason(signal);
+        call.throwIfStopped();
         if (!(error instanceof ModelError)) throw error;
         if (out.delivered) throw error;
         const decision = decideRetry(error, retries, this.policy, this.random);
@@ -124,77 +128,139 @@ export class ModelTransport {
           const notes = [retries > 0 ? `after ${retries + 1} attempts` : "", decision.why ?? ""].filter(Boolean);
           throw notes.length ? restate(error, `${detailOf(error)} (${notes.join("; ")})`) : error;
         }
-        await this.sleep(decision.delayMs, signal);
+        await this.sleep(decision.delayMs, call.signal());
       }
     }
   }
 
-  private async attempt(wire: WireRequest, signal: AbortSignal, out: ResponseAssembler): Promise<ModelResponse> {
-    const timer = new TimeLimit(this.timeouts.idleMs, this.timer);
-    const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: () => timer.restart() };
-    const joined = joinSignals([signal, timer.signal]);
+  private async attempt(wire: WireRequest, body: string, call: CallLimits, out: ResponseAssembler): Promise<ModelResponse> {
+    const cutoff = call.attempt();
+    const idleMs = this.timeouts.idleMs;
+    const idle = new IdleLimit(idleMs, this.timer, () => cutoff.cut("request_timeout", new Error(`no answer within ${idleMs} ms`)));
+    const ctx: ReadContext = { modelName: this.modelName, secrets: this.secrets, activity: idle.restart };
+    let answer: ModelAnswer | undefined;
     try {
-      const response = await this.fetchImpl(wire.url, {
-        method: "POST",
-        headers: wire.headers,
-        body: JSON.stringify(wire.body),
-        signal: joined.signal,
-      });
-      timer.restart();
-      if (!response.ok) {
+      answer = await this.exchange(wire.url, wire.headers, body, cutoff);
+      idle.restart();
+      if (answer.status < 200 || answer.status > 299) {
         // Only the start of an error body is read: a server may send megabytes of it.
-        const { text } = await readText(response.body, ctx.activity, ANSWER_LIMITS.errorBodyBytes);
-        throw httpError(this.modelName, response.status, text, this.secrets, retryAfterFromHeaders(response.headers));
+        const { text } = await readText(answer.body, ctx.activity, ANSWER_LIMITS.errorBodyBytes);
+        throw httpError(this.modelName, answer.status, text, this.secrets, retryAfterFromHeaders(answer.header));
       }
-      await wire.read(response, out, ctx);
+      await wire.read(answer, out, ctx);
       return out.result();
     } catch (error) {
+      // The turn's abort and max_duration are said by send(); request_timeout and the rest here.
+      if (cutoff.aborted && cutoff.cause !== "request_timeout") throw cutoff.reason;
       throw transportError(error, {
         modelName: this.modelName,
         url: wire.url,
-        turnSignal: signal,
-        timerSignal: timer.signal,
-        timeoutMs: this.timeouts.idleMs,
+        timedOut: cutoff.cause === "request_timeout",
+        timeoutMs: idleMs,
         secrets: this.secrets,
       });
     } finally {
-      timer.stop();
-      joined.dispose();
+      idle.stop();
+      call.settled(cutoff);
+      // A reader that did not read the body to its end has already stopped it; this only makes sure.
+      answer?.body.destroy();
     }
   }
 }
 
-/** An abort signal that fires `ms` after it was made, or after it was last restarted. */
-class TimeLimit {
-  private readonly controller = new AbortController();
+/**
+ * One call's own limits, the turn's abort and max_duration, passed on to the
+ * attempt under way and to a wait between attempts. A listener on the
+ * turn's signal and a timer: no AbortSignal is made unless the call waits to retry.
+ */
+class CallLimits {
+  stopped: CutCause | undefined;
+  private reason: Error | undefined;
+  private current: Cutoff | undefined;
+  private waiting: AbortController | undefined;
+  private readonly cancelTimer: () => void;
+  private readonly onTurn = () => this.stop("turn", abortReason(this.turn));
+
+  constructor(
+    private readonly turn: AbortSignal,
+    ms: number,
+    timer: Timer,
+  ) {
+    this.cancelTimer = timer(ms, () => this.stop("max_duration", new Error(`no complete answer within ${ms} ms`)));
+    turn.addEventListener("abort", this.onTurn, { once: true });
+  }
+
+  /** The cutoff of the next attempt (already cut if the call was stopped). */
+  attempt(): Cutoff {
+    const cutoff = new Cutoff();
+    if (this.stopped) cutoff.cut(this.stopped, this.reason!);
+    this.current = cutoff;
+    return cutoff;
+  }
+
+  settled(cutoff: Cutoff): void {
+    if (this.current === cutoff) this.current = undefined;
+  }
+
+  throwIfStopped(): void {
+    if (this.stopped) throw this.reason;
+  }
+
+  /** A signal for the wait before a retry: it aborts when the call is stopped. */
+  signal(): AbortSignal {
+    this.waiting ??= new AbortController();
+    if (this.stopped) this.waiting.abort(this.reason);
+    return this.waiting.signal;
+  }
+
+  dispose(): void {
+    this.cancelTimer();
+    this.turn.removeEventListener("abort", this.onTurn);
+  }
+
+  private stop(cause: CutCause, reason: Error): void {
+    if (this.stopped) return;
+    this.stopped = cause;
+    this.reason = reason;
+    this.current?.cut(cause, reason);
+    this.waiting?.abort(reason);
+  }
+}
+
+/** Calls `fire` once `ms` have passed since it was made, or since it was last restarted. */
+class IdleLimit {
   private cancel: (() => void) | undefined;
+  private fired = false;
 
   constructor(
     private readonly ms: number,
     private readonly start: Timer,
+    private readonly fire: () => void,
   ) {
     this.restart();
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  restart(): void {
-    if (this.controller.signal.aborted) return;
+  readonly restart = (): void => {
+    if (this.fired) return;
     this.cancel?.();
-    this.cancel = this.start(this.ms, () => this.controller.abort(new Error(`no answer within ${this.ms} ms`)));
-  }
+    this.cancel = this.start(this.ms, this.expire);
+  };
 
   stop(): void {
     this.cancel?.();
   }
+
+  private readonly expire = (): void => {
+    this.fired = true;
+    this.fire();
+  };
 }
 
 /** Request headers: the adapter's own, then the entry's custom_headers (which may replace them). */
-export function buildHeaders(own: Record<string, string>, custom: Record<string, string> | undefined): Headers {
-  const headers = new Headers(own);
-  for (const [name, value] of Object.entries(custom ?? {})) headers.set(name, value);
+export function buildHeaders(own: Record<string, string>, custom: Record<string, string> | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(own)) headers[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(custom ?? {})) headers[name.toLowerCase()] = value;
   return headers;
 }
 

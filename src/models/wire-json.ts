@@ -4,7 +4,7 @@ import { describeIssues } from "../validation.js";
 import { readText } from "./body.js";
 import { scrub } from "./http-errors.js";
 import { ANSWER_LIMITS, sizeName } from "./limits.js";
-import type { ReadContext } from "./transport.js";
+import type { ModelAnswer, ReadContext } from "./transport.js";
 
 /**
  * The boundary where provider JSON enters: text that is not JSON, or JSON of
@@ -29,7 +29,7 @@ export function parseWire<S extends z.ZodType>(schema: S, value: unknown, modelN
 }
 
 /** A whole (non-streamed) answer's body as text; one over ANSWER_LIMITS.bodyBytes is a bad_response. */
-export async function readWhole(response: Response, ctx: ReadContext): Promise<string> {
+export async function readWhole(response: ModelAnswer, ctx: ReadContext): Promise<string> {
   const { text, complete } = await readText(response.body, ctx.activity, ANSWER_LIMITS.bodyBytes);
   if (!complete) {
     throw new ModelError(
