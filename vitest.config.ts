@@ -45,6 +45,7 @@ const PROCESS_TESTS = [
   "test/hostile-model-servers.test.ts",
   "test/model-catalog.test.ts",
   "test/model-failures.test.ts",
+  "test/model-connections.test.ts",
   "test/openai-provider.test.ts",
   "test/plugins.test.ts",
   "test/picoclaw-config.test.ts",
