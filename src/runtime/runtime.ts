@@ -10,9 +10,9 @@ import type { FeatureRoute } from "../feature/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
-import { CHAT_ID, agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey, sessionKeyFor } from "../session/key.js";
+import { agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
-import { type Timer, joinSignals, realTimer } from "../signals.js";
+import { type Timer, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { BackgroundTurns } from "./background-turns.js";
@@ -20,19 +20,10 @@ import { KeyedLocks } from "./locks.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
-import type { ImageInput } from "./images.js";
-import { type MessageWatch, MessageWatches } from "./message-stream.js";
+import { MessageWatches } from "./message-stream.js";
+import { MessagePipeline } from "./message-pipeline.js";
 import { OneMessageSessions } from "./one-message-sessions.js";
-import {
-  type ConversationInput,
-  type MessageInput,
-  type MessageOutcome,
-  type RuntimeOptions,
-  type RuntimeStats,
-  STOPPED_REPLY,
-  type SessionSummary,
-  type ToolOverview,
-} from "./options.js";
+import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
 import { ContextFitter } from "./context-provider.js";
 import { announceTurns } from "./turn-notices.js";
 import { TurnRunner } from "./turn-runner.js";
@@ -73,6 +64,7 @@ export class Runtime {
   private readonly watches: MessageWatches;
   /** Sessions of conversations the client keeps (`converse`), released when their message ends. */
   private readonly oneMessage: OneMessageSessions;
+  private readonly pipeline: MessagePipeline;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -124,6 +116,19 @@ export class Runtime {
       ids: this.ids,
       modelNameOf: (agent) => this.modelNameOf(agent),
     });
+    this.pipeline = new MessagePipeline({
+      commands: this.commands,
+      turns: this.turns,
+      events: this.events,
+      outbox: this.outbox,
+      locks: this.locks,
+      stops: this.stops,
+      background: this.background,
+      work: this.work,
+      watches: this.watches,
+      shutdown: this.shutdown.signal,
+      closing: () => this.closing,
+    });
     this.features.install(opts.features ?? [], this.host(), [...(opts.tools ?? [])]);
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
@@ -151,14 +156,14 @@ export class Runtime {
       noteForNextTurn: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
       runTurn: (agent, sessionKey, text, signal) =>
         this.locks.run(sessionKey, async () => (await this.turns.run(agent, sessionKey, text, signal, () => {})).reply),
-      runBackgroundTurn: (agent, sessionKey, text) => this.backgroundTurn(agent, sessionKey, text),
-      deliverLater: (agentId, sessionKey, delivery) => this.deliverLater(agentId, sessionKey, delivery),
+      runBackgroundTurn: (agent, sessionKey, text) => this.pipeline.backgroundTurn(agent, sessionKey, text),
+      deliverLater: (agentId, sessionKey, delivery) => this.pipeline.deliverLater(agentId, sessionKey, delivery),
       notify: (sessionKey, event, data) => {
         this.outbox.publish(sessionKey, { type: "notice", event, data });
         this.watches.notice(sessionKey, event, data);
       },
-      holdStop: (sessionKey) => this.holdStop(sessionKey),
-      track: (work) => this.track(work),
+      holdStop: (sessionKey) => this.pipeline.holdStop(sessionKey),
+      track: (work) => this.work.track(work),
       releaseSession: (sessionKey) => this.lifecycle.clear(sessionKey, "release"),
       addTools: (tools, origin) => {
         for (const clash of this.features.addLate(tools, origin)) this.logger.warn(clash);
@@ -278,7 +283,7 @@ export class Runtime {
   async handleMessage(input: MessageInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
     const agent = this.agent(input.agentId);
-    return this.message(agent, this.keyFor(agent.id, input.channel, input.chatId), input);
+    return this.pipeline.run(agent, this.pipeline.keyFor(agent.id, input.channel, input.chatId), input);
   }
 
   /**
@@ -289,8 +294,8 @@ export class Runtime {
    */
   checkMessage(input: Omit<MessageInput, "signal" | "onEvent">): void {
     const agent = this.agent(input.agentId);
-    this.keyFor(agent.id, input.channel, input.chatId);
-    this.checkImages(agent, input.text, input.images ?? []);
+    this.pipeline.keyFor(agent.id, input.channel, input.chatId);
+    this.pipeline.checkImages(agent, input.text, input.images ?? []);
   }
 
   /** What `converse` would refuse before anything runs: `checkMessage`'s checks, and the images of the conversation's earlier messages. */
@@ -302,13 +307,6 @@ export class Runtime {
       const images = message.content.flatMap((part) => (part.type === "image_url" ? [part.image_url] : []));
       if (images.length > 0) this.turns.acceptImages(agent, images);
     }
-  }
-
-  private checkImages(agent: AgentDefinition, text: string, images: readonly ImageInput[]): void {
-    if (images.length === 0) return;
-    const matched = this.commands.match(text);
-    if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
-    this.turns.acceptImages(agent, images);
   }
 
   /**
@@ -327,118 +325,7 @@ export class Runtime {
     const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
     const sessionKey = oneMessageKey(agent.id, input.channel, this.ids());
     if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
-    return this.oneMessage.run(sessionKey, input.history, () => this.message(agent, sessionKey, input, true));
-  }
-
-  private keyFor(agentId: string, channel: string, chatId: string): string {
-    if (!CHAT_ID.test(chatId)) {
-      throw new RequestError("invalid_request", `session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(chatId)})`);
-    }
-    const sessionKey = sessionKeyFor(agentId, channel, chatId);
-    if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(channel)}`);
-    return sessionKey;
-  }
-
-  /** A message on a session: a slash command, or a turn (`oneTurn`: of a session that lives for this message only). */
-  private async message(
-    agent: AgentDefinition,
-    sessionKey: string,
-    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent">,
-    oneTurn = false,
-  ): Promise<MessageOutcome> {
-    const matched = this.commands.match(input.text);
-    const images = input.images ?? [];
-    this.checkImages(agent, input.text, images);
-    const holds = !matched || matched.command.locked;
-    const stop = holds ? this.stops.hold(rootKey(sessionKey)) : undefined;
-    // One signal for the whole message: the client, the session's stop switch, shutdown.
-    const joined = joinSignals([this.shutdown.signal, stop?.signal, input.signal]);
-    const signal = joined.signal;
-    const delivered: Delivery[] = [];
-    let watch: MessageWatch | undefined;
-    const deliver = (delivery: Delivery) => {
-      delivered.push(delivery);
-      watch?.delivered(delivery);
-      this.events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery });
-      this.outbox.publish(sessionKey, { type: "delivery", ...delivery });
-    };
-
-    const work = async (): Promise<Omit<MessageOutcome, "agentId" | "sessionKey" | "delivered">> => {
-      // Watched while it holds the session: the session's events meanwhile are its own.
-      if (input.onEvent) watch = this.watches.open(sessionKey, input.onEvent, holds);
-      try {
-        signal.throwIfAborted();
-        let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated">;
-        if (matched) {
-          answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
-          deliver({ from: "command", text: answer.reply });
-        } else {
-          const result = await this.turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn);
-          answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
-        }
-        // Taken while the message still holds the session: after /clear (which dropped them) there are none.
-        return { ...answer, earlier: this.outbox.drain(sessionKey) };
-      } finally {
-        watch?.close();
-      }
-    };
-    const task = stop ? this.locks.run(sessionKey, work) : work();
-    this.track(task);
-    try {
-      return { agentId: agent.id, sessionKey, delivered, ...(await task) };
-    } catch (error) {
-      // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
-      // Shutdown and a client that left abort with their own reasons and stay errors.
-      if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
-      delivered.push({ from: "command", text: STOPPED_REPLY });
-      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: this.outbox.drain(sessionKey), stopped: true };
-    } finally {
-      stop?.release();
-      joined.dispose();
-    }
-  }
-
-  /** The session's stop switch joined with shutdown; held until released. */
-  private holdStop(sessionKey: string): { signal: AbortSignal; release: () => void } {
-    const held = this.stops.hold(rootKey(sessionKey));
-    const joined = joinSignals([held.signal, this.shutdown.signal]);
-    return {
-      signal: joined.signal,
-      release: () => {
-        held.release();
-        joined.dispose();
-      },
-    };
-  }
-
-  private deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void {
-    this.events.emit("delivery", { agentId, sessionKey, ...delivery });
-    this.outbox.publish(sessionKey, { type: "delivery", ...delivery }, true);
-  }
-
-  private backgroundTurn(agent: AgentDefinition, sessionKey: string, text: string): Promise<string> {
-    if (this.closing) return Promise.reject(new AbortedError("the gateway is shutting down"));
-    const stop = this.holdStop(sessionKey);
-    // Stopped by /stop and shutdown; dropped by a clear of the session, even while it waits for the lock.
-    const cleared = this.background.add(sessionKey);
-    const signals = joinSignals([stop.signal, cleared.signal]);
-    const task = this.locks
-      .run(sessionKey, async () => {
-        signals.signal.throwIfAborted();
-        const result = await this.turns.run(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
-        return result.reply;
-      })
-      .finally(() => {
-        cleared.done();
-        signals.dispose();
-        stop.release();
-      });
-    this.track(task);
-    return task;
-  }
-
-  private track(task: Promise<unknown>): void {
-    this.work.track(task);
+    return this.oneMessage.run(sessionKey, input.history, () => this.pipeline.run(agent, sessionKey, input, true));
   }
 
   /** Aborts when the runtime shuts down (long-lived streams end with it). */

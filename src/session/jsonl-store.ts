@@ -66,6 +66,8 @@ export class JsonlHistoryStore implements HistoryStore {
   /** Sessions whose meta file is to be written. */
   private readonly metaDue = new Set<string>();
   private cancelMetaTimer: (() => void) | undefined;
+  /** Meta files being written, one after another. */
+  private metaWrites: Promise<void> = Promise.resolve();
   private readonly maxMessages: number;
   private readonly maxBytes: number;
   private readonly maxStored: number;
@@ -194,6 +196,7 @@ export class JsonlHistoryStore implements HistoryStore {
     if (this.closed) return;
     this.closed = true;
     this.writeMetas();
+    await this.metaWrites;
     await this.queue.drain();
     await this.files.closeAll();
     this.lock.release();
@@ -273,6 +276,8 @@ export class JsonlHistoryStore implements HistoryStore {
     this.absent.delete(sessionKey);
     entry.count = kept.length;
     entry.updatedAt = this.now();
+    // A file this store just made was created now (no older meta file to ask).
+    if (!this.stored.has(sessionKey)) entry.createdAt ??= entry.updatedAt;
     this.stored.delete(sessionKey);
     this.stored.set(entry.key, entry);
     this.metaDue.add(sessionKey);
@@ -280,12 +285,19 @@ export class JsonlHistoryStore implements HistoryStore {
     this.keepWithinMaxStored(sessionKey);
   }
 
-  /** Writes the meta files that are due, each after what is under way for its session. */
+  /**
+   * Writes the meta files that are due, each after what is under way for
+   * its session, and one at a time: a burst of them never fills the thread
+   * pool that turns' appends wait for.
+   */
   private writeMetas(): void {
     this.cancelMetaTimer?.();
     this.cancelMetaTimer = undefined;
-    for (const key of this.metaDue) void this.serial(key, () => this.writeMeta(key));
+    const due = [...this.metaDue];
     this.metaDue.clear();
+    this.metaWrites = this.metaWrites.then(async () => {
+      for (const key of due) await this.serial(key, () => this.writeMeta(key));
+    });
   }
 
   private async writeMeta(sessionKey: string): Promise<void> {

@@ -1,4 +1,4 @@
-import type { TelegramChannelConfig } from "../../config/schema.js";
+import type { TelegramChannelConfig } from "../../config/channel-schema.js";
 import type { ChannelHost } from "../channel.js";
 import { ChatRelay } from "../relay.js";
 import { type AllowList, senderLabel } from "./access.js";

@@ -1,4 +1,4 @@
-import type { TelegramChannelConfig } from "../../config/schema.js";
+import type { TelegramChannelConfig } from "../../config/channel-schema.js";
 import type { Feature } from "../../feature/feature.js";
 import { AllowList } from "./access.js";
 import type { TelegramBot } from "./bot.js";
