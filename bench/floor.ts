@@ -1,9 +1,20 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ensureBuilt } from "./memory.js";
-import { Client, type Proc, ROOT, cpuMs, firstOk, freePort, rssBytes, startProcess, startServer } from "./processes.js";
+import {
+  Client,
+  GC_NODE_ARGS,
+  type Proc,
+  ROOT,
+  collectGarbage,
+  cpuMs,
+  firstOk,
+  freePort,
+  gatewayProject,
+  rssBytes,
+  startProcess,
+  startServer,
+} from "./processes.js";
 import { fmt, percentile, report } from "./support.js";
 
 /**
@@ -39,20 +50,6 @@ const LOAD_ROUNDS = 2;
 const IDLE_SESSIONS = Number(process.env.BENCH_IDLE_SESSIONS ?? 4000);
 const PROCS = path.join(ROOT, "bench", "procs");
 const MiB = 1024 * 1024;
-
-/** Lets the benchmark ask a process for a full garbage collection (SIGUSR2); the gateway's code is unchanged. */
-const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
-  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
-)}`;
-
-/** A folder with the shipped `main` agent and, when given, a config file. */
-function project(config?: unknown): { dir: string; remove(): void } {
-  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-floor-"));
-  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
-  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
-  if (config !== undefined) writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 const gatewayEnv = (port: number | string) => ({ PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: String(port) });
 
@@ -198,20 +195,12 @@ async function measureIdle(gateway: Server, minimal: Server) {
 
 /** Heap and RSS per idle session in a gateway with the default config (no config file: the built-in model). */
 async function measureSessions() {
-  const folder = project();
-  const gateway = await server(process.execPath, ["--expose-gc", "--import", GC_ON_SIGNAL, path.join(ROOT, "dist", "main.js"), "gateway"], folder.dir, {
+  const folder = gatewayProject("floor");
+  const gateway = await server(process.execPath, [...GC_NODE_ARGS, path.join(ROOT, "dist", "main.js"), "gateway"], folder.dir, {
     ...gatewayEnv(0),
     PICOCLAW_LOG_LEVEL: "warn",
   });
-  let said = "";
-  gateway.proc.child.stderr!.on("data", (chunk: Buffer) => (said += chunk.toString()));
-  const collected = async () => {
-    said = "";
-    gateway.proc.child.kill("SIGUSR2");
-    let done: RegExpExecArray | null = null;
-    while (!(done = /gc done (\d+)\n/.exec(said))) await sleep(20);
-    return { heap: Number(done[1]), rss: rssBytes(gateway.proc.child.pid!) };
-  };
+  const collected = async () => ({ heap: await collectGarbage(gateway.proc), rss: rssBytes(gateway.proc.child.pid!) });
   const echo = (session: string) => gateway.client.call("POST", "/v1/chat", { message: "hello", session });
   const pool = async (count: number, prefix: string) => {
     let next = 0;
@@ -240,7 +229,7 @@ async function measureSessions() {
 export async function benchFloor(): Promise<Record<string, number>> {
   ensureBuilt();
   const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
-  const folder = project({
+  const folder = gatewayProject("floor", {
     agents: { defaults: { model_name: "fake" } },
     model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
     tools: { todo: { enabled: true } },

@@ -1,9 +1,8 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { configSchema } from "../src/config/schema.js";
+import { GC_NODE_ARGS, collectGarbage, gatewayProject, startGateway } from "./processes.js";
 import { fmt, report } from "./support.js";
 
 /**
@@ -43,16 +42,6 @@ const UNBOUNDED = {
   agents: { defaults: { max_history_bytes: 64 * MiB } },
   session: { max_sessions: 10_000_000, max_bytes: 64 * 1024 * MiB },
 };
-
-/**
- * Lets the benchmark ask the gateway for a full garbage collection (SIGUSR2),
- * so that RSS can be read both as it is and with only live memory in the
- * heap. The gateway itself runs unchanged.
- */
-const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
-  // Two full collections, and time for the sweepers to give freed pages back, before it says so.
-  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
-)}`;
 
 interface Memory {
   rss: number;
@@ -105,46 +94,20 @@ interface Gateway {
 }
 
 /** `node dist/main.js gateway` in a fresh folder with the shipped main agent (and `config`, if given). */
-async function startGateway(config?: unknown, nodeOptions: string[] = []): Promise<Gateway> {
-  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-memory-"));
-  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
-  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
-  if (config !== undefined) writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...nodeOptions, "--expose-gc", "--import", GC_ON_SIGNAL, path.join(ROOT, "dist", "main.js"), "gateway"],
-    {
-      cwd: dir,
-      env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => reject(new Error(`the gateway exited with ${code} before listening:\n${output}`)));
-  });
+async function startGatewayIn(config?: unknown, nodeOptions: string[] = []): Promise<Gateway> {
+  const folder = gatewayProject("memory", config);
+  const proc = await startGateway(folder.dir, [...nodeOptions, ...GC_NODE_ARGS]);
+  const pid = proc.child.pid!;
   return {
-    url,
-    memory: () => memoryOf(child.pid!),
+    url: proc.url,
+    memory: () => memoryOf(pid),
     collected: async () => {
-      const from = output.length;
-      child.kill("SIGUSR2");
-      let done: RegExpExecArray | null = null;
-      while (!(done = /gc done (\d+)\n/.exec(output.slice(from)))) await sleep(20);
-      return { ...memoryOf(child.pid!), heapUsed: Number(done[1]) };
+      const heapUsed = await collectGarbage(proc);
+      return { ...memoryOf(pid), heapUsed };
     },
     stop: async () => {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
+      await proc.stop();
+      folder.remove();
     },
   };
 }
@@ -198,7 +161,7 @@ interface Run {
 
 async function measure(config: unknown, withIdle: boolean, nodeOptions: string[] = []): Promise<Run> {
   const started = performance.now();
-  const gateway = await startGateway(config, nodeOptions);
+  const gateway = await startGatewayIn(config, nodeOptions);
   try {
     // Warm-up: every path the load takes, once, then the baseline.
     await pool(200, 8, (i) => chat(gateway.url, `warm${i % 20}`, "hello"));

@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ChatMessage } from "../src/models/message.js";
@@ -7,6 +6,7 @@ import { fileNameOf } from "../src/session/file-names.js";
 import { JsonlHistoryStore } from "../src/session/jsonl-store.js";
 import { toLines } from "../src/session/transcript.js";
 import { ensureBuilt } from "./memory.js";
+import { gatewayProject, startGateway } from "./processes.js";
 import { fmt, instantModel, percentile, report, timed } from "./support.js";
 
 /**
@@ -30,7 +30,6 @@ import { fmt, instantModel, percentile, report, timed } from "./support.js";
 const TURNS = Number(process.env.BENCH_TURNS ?? 400);
 const WARMUP = 50;
 const RELOAD_MESSAGES = 10_000;
-const ROOT = path.resolve(import.meta.dirname, "..");
 
 interface Gateway {
   url: string;
@@ -38,34 +37,10 @@ interface Gateway {
   stop(): Promise<void>;
 }
 
-async function startGateway(config: unknown, dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-persist-"))): Promise<Gateway> {
-  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
-  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
-  writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], {
-    cwd: dir,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
-    });
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("exit", (code) => reject(new Error(`the gateway exited with ${code} before listening:\n${output}`)));
-  });
-  return {
-    url,
-    dir,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+async function startGatewayIn(config: unknown, dir?: string): Promise<Gateway> {
+  const folder = gatewayProject("persist", config, dir);
+  const proc = await startGateway(folder.dir);
+  return { url: proc.url, dir: folder.dir, stop: () => proc.stop() };
 }
 
 async function turn(url: string, session: string, message = "read the plan"): Promise<void> {
@@ -118,8 +93,8 @@ export async function benchPersist(): Promise<Record<string, number>> {
     model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url, stream: false }],
     tools: { todo: { enabled: true } },
   };
-  const jsonl = await startGateway(base);
-  const memory = await startGateway({ ...base, session: { store: "memory" } });
+  const jsonl = await startGatewayIn(base);
+  const memory = await startGatewayIn({ ...base, session: { store: "memory" } });
   let fresh: Awaited<ReturnType<typeof compare>>;
   let ongoing: Awaited<ReturnType<typeof compare>>;
   try {
@@ -156,7 +131,7 @@ export async function benchPersist(): Promise<Record<string, number>> {
       ).ms,
     );
   }
-  const gateway = await startGateway({ ...base, agents: { defaults: { model_name: "fake", ...limits } } }, dir);
+  const gateway = await startGatewayIn({ ...base, agents: { defaults: { model_name: "fake", ...limits } } }, dir);
   let firstTurn: number;
   let warmTurns: number[];
   try {

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -82,6 +83,49 @@ export async function startServer(command: string, args: string[], opts: { cwd: 
     await proc.stop();
     throw error;
   }
+}
+
+/** A folder (`dir`, else a new one named after `name`) with the shipped `main` agent and, when given, a config file. */
+export function gatewayProject(
+  name: string,
+  config?: unknown,
+  dir = mkdtempSync(path.join(tmpdir(), `picoclaw-bench-${name}-`)),
+): { dir: string; remove(): void } {
+  mkdirSync(path.join(dir, "agents", "main"), { recursive: true });
+  copyFileSync(path.join(ROOT, "agents", "main", "AGENT.md"), path.join(dir, "agents", "main", "AGENT.md"));
+  if (config !== undefined) writeFileSync(path.join(dir, "picoclaw.config.json"), JSON.stringify(config));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `node [nodeArgs] dist/main.js gateway` in `dir` (its config file or the defaults), on a port of its own; resolves once it listens. */
+export function startGateway(dir: string, nodeArgs: string[] = []): Promise<Proc & { url: string }> {
+  return startServer(process.execPath, [...nodeArgs, path.join(ROOT, "dist", "main.js"), "gateway"], {
+    cwd: dir,
+    env: { PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+  });
+}
+
+/**
+ * Lets a benchmark ask a gateway for a full garbage collection (SIGUSR2, see
+ * `collectGarbage`), so that RSS can be read both as it is and with only
+ * live memory in the heap. Loaded with `--expose-gc --import`; the gateway
+ * itself runs unchanged.
+ */
+export const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
+  // Two full collections, and time for the sweepers to give freed pages back, before it says so.
+  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
+)}`;
+
+/** Node options that make a process answer `collectGarbage`. */
+export const GC_NODE_ARGS = ["--expose-gc", "--import", GC_ON_SIGNAL];
+
+/** Runs a full garbage collection in a process started with `GC_NODE_ARGS`; resolves with the bytes its heap still uses. */
+export async function collectGarbage(proc: Proc): Promise<number> {
+  const said = () => [...proc.output().matchAll(/gc done (\d+)\n/g)];
+  const before = said().length;
+  proc.child.kill("SIGUSR2");
+  while (said().length <= before) await sleep(20);
+  return Number(said().at(-1)![1]);
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
