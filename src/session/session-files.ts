@@ -61,6 +61,8 @@ export class SessionFiles {
   private folder: Promise<FileHandle> | undefined;
   /** History files open for appending, least recently used first. */
   private readonly handles = new Map<string, OpenFile>();
+  /** Files being closed after an append (the least recently used past the limit). */
+  private closingIdle: Promise<void> = Promise.resolve();
 
   /** The folder (made if missing, readable by this user only). */
   constructor(readonly dir: string) {
@@ -151,7 +153,8 @@ export class SessionFiles {
       throw new StorageError("write", file, error);
     }
     kept.busy--;
-    await this.closeIdle();
+    // The turn's messages are on the disk: closing files used least recently need not delay its answer.
+    this.closingIdle = this.closeIdle();
   }
 
   /** The history file open for appending, kept open for the next append. */
@@ -190,6 +193,7 @@ export class SessionFiles {
 
   /** Closes the files kept open. */
   async closeAll(): Promise<void> {
+    await this.closingIdle;
     for (const name of [...this.handles.keys()]) await this.closeHandle(name);
     const folder = this.folder;
     this.folder = undefined;
