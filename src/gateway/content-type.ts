@@ -14,7 +14,7 @@ export function isJsonContentType(header: string | undefined): boolean {
  */
 export function jsonBodies(): MiddlewareHandler {
   return async (c, next) => {
-    if (!carriesBody(c.req.raw)) return next();
+    if (!carriesBody(c)) return next();
     const sent = c.req.header("content-type");
     if (isJsonContentType(sent)) return next();
     const what = sent === undefined || sent.trim() === "" ? "without a Content-Type" : `as Content-Type: ${sent.slice(0, 200)}`;

@@ -1,17 +1,21 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { errorAnswer } from "./errors.js";
+import { nodeResponse } from "./sse.js";
 
 /**
  * Whether a request carries a body: a Content-Length above 0, any
  * Transfer-Encoding, or (a request made in-process, which has neither
- * header) a body stream.
+ * header) a body stream. Over HTTP a request with neither header has no
+ * body, though hono's node adapter gives every request but GET and HEAD a
+ * body stream (an empty one for `curl -X DELETE`).
  */
-export function carriesBody(request: Request): boolean {
+export function carriesBody(c: Context): boolean {
+  const request = c.req.raw;
   const length = request.headers.get("content-length");
   if (length !== null) return length.trim() !== "0";
   if (request.headers.has("transfer-encoding")) return true;
-  return request.body !== null;
+  return nodeResponse(c) === undefined && request.body !== null;
 }
 
 /**
@@ -22,6 +26,6 @@ export function carriesBody(request: Request): boolean {
  * request on a fresh connection instead of after bytes nobody read.
  */
 export function refuse(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
-  if (carriesBody(c.req.raw)) c.header("connection", "close");
+  if (carriesBody(c)) c.header("connection", "close");
   return errorAnswer(c, status, code, message);
 }
