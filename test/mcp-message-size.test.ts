@@ -1,5 +1,4 @@
 import { type Server, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -8,6 +7,7 @@ import type { McpServerConfig } from "../src/config/schema.js";
 import type { McpHubOptions } from "../src/tools/mcp/index.js";
 import { ToolSet } from "../src/tools/tool-set.js";
 import { fixtureServer, testHub, toolCall, toolContext } from "./support/mcp.js";
+import { listenForTest } from "./support/listen.js";
 
 /**
  * tools.mcp.max_message_bytes (default 8 MiB): an MCP server's answer over
@@ -100,15 +100,7 @@ describe.each([
 ])("MCP answers over the message limit (streamable HTTP, %s)", (_, json) => {
   it("a 20 MB answer fails that call with a clear message; the next call works without reconnecting", async () => {
     const server = httpServer(json);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    onTestFinished(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    );
-    const { hub, sleep, run } = await started({ web: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp` } });
+    const { hub, sleep, run } = await started({ web: { url: `${await listenForTest(server)}/mcp` } });
     const big = await run("mcp_web_big", { bytes: 20 * MB });
     expect(big.isError).toBe(true);
     expect(big.forLLM).toMatch(

@@ -1,11 +1,11 @@
 import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MODEL_CONNECTIONS } from "../src/models/exchange.js";
 import { OpenAIProvider } from "../src/models/openai.js";
 import { completionChunk, sseChunks, textCompletion } from "./support/fake-openai.js";
 import { ask, modelEntry } from "./support/models.js";
 import { eventually } from "./support/timers.js";
+import { listenForTest } from "./support/listen.js";
 
 /**
  * The connections to a model server, over real HTTP: kept alive from one
@@ -32,13 +32,9 @@ async function countingServer(answer: (res: ServerResponse) => void): Promise<Co
     req.on("end", () => answer(res));
   });
   server.on("connection", () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  onTestFinished(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  const origin = await listenForTest(server);
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    url: `${origin}/v1`,
     get connections() {
       return connections;
     },

@@ -1,7 +1,6 @@
 import { type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { setTimeout as pause } from "node:timers/promises";
-import { onTestFinished } from "vitest";
+import { listenForTest } from "./listen.js";
 
 /**
  * A real HTTP server on 127.0.0.1 that misbehaves the way a broken or
@@ -64,15 +63,7 @@ export async function hostileServer(answer: (res: ServerResponse, index: number)
     req.resume();
     req.on("end", () => answers.push(answer(res, answers.length)));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  onTestFinished(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, answers };
+  return { url: `${await listenForTest(server)}/v1`, answers };
 }
 
 /** Starts an SSE answer. */
