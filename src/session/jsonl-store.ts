@@ -2,7 +2,7 @@ import { ConfigError, messageOf } from "../errors.js";
 import { type Timer, realTimer } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
-import { fileNameOf, keyOfFileName } from "./file-names.js";
+import { fileNameOf } from "./file-names.js";
 import { type AppendOutcome, type HistoryPage, type HistoryStore, MemoryHistoryStore, type MemoryHistoryOptions, type SessionInfo } from "./history.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { isTransientKey } from "./key.js";
@@ -214,9 +214,6 @@ export class JsonlHistoryStore implements HistoryStore {
   /** Puts the session's history in memory, from its file, unless it is there already. */
   private async load(sessionKey: string): Promise<void> {
     if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
-    // The store owns the folder and knows every session in it (found at open, or written since):
-    // a key it does not know, whose file name says its key, has no file to read.
-    if (!this.stored.has(sessionKey) && keyOfFileName(fileNameOf(sessionKey)) === sessionKey) return;
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;
