@@ -50,6 +50,8 @@ export interface BootstrapOptions {
    * must not take the folder from a running gateway).
    */
   history?: HistoryStore | "memory";
+  /** The config's secrets' scrubber, when `logger` scrubs with it already (the CLI's): the logger is then used as it is. */
+  redact?: Redact;
 }
 
 /** The built-in features, kept so that tests and embedders can look inside them. */
@@ -77,7 +79,7 @@ function frontmatterOf(features: readonly Feature[]): FrontmatterKeys {
  * features and models. Problems that must stop start-up throw ConfigError.
  */
 export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
-  const { redact, logger } = secretKeeping(loaded, opts.logger);
+  const { redact, logger } = secretKeeping(loaded, opts);
   const builtins: BuiltinFeatures = { todo: todoFeature(), subagents: subagentFeature() };
   // Chat channels are features too (they start with the gateway): one per channel_list entry.
   const channels = loaded.config.channel_list.map((entry, i) => telegramChannel(entry, `channel_list[${i}]`));
@@ -146,8 +148,10 @@ export function openHistory(loaded: LoadedConfig, logger: Logger): HistoryStore 
  * to every line: what tools, MCP servers and errors say is cleaned of them
  * before it reaches the model, the user or the log.
  */
-function secretKeeping(loaded: LoadedConfig, logger: Logger): { redact: Redact; logger: Logger } {
+function secretKeeping(loaded: LoadedConfig, opts: Pick<BootstrapOptions, "logger" | "redact">): { redact: Redact; logger: Logger } {
+  if (opts.redact) return { redact: opts.redact, logger: opts.logger };
   const redact = redactor(loaded.secrets);
+  const { logger } = opts;
   // No secrets configured: nothing to scrub, so no copy of every line's data.
   return { redact, logger: redact === noRedaction ? logger : redactingLogger(logger, redact) };
 }
@@ -217,7 +221,9 @@ export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "U
  * client (with the SDK and ajv behind them) are imported only when the
  * config lists plugins or servers: a gateway without them never loads them.
  */
-export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Promise<Bootstrapped> {
+export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Promise<Bootstrapped> {
+  // Scrubbed once: bootstrap and the MCP hub share the scrubbing logger.
+  const opts = { ...given, ...secretKeeping(loaded, given) };
   const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
   const specs = loaded.config.tools.plugins;
@@ -227,11 +233,10 @@ export async function prepare(loaded: LoadedConfig, opts: BootstrapOptions): Pro
 
   const servers = loaded.config.tools.mcp.servers;
   if (Object.keys(servers).length > 0) {
-    const { redact, logger } = secretKeeping(loaded, opts.logger);
     const { McpHub } = await import("./tools/mcp/index.js");
     const hub = new McpHub(servers, {
-      logger,
-      redact,
+      logger: opts.logger,
+      redact: opts.redact,
       baseDir: loaded.baseDir,
       env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
       callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),

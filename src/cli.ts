@@ -95,16 +95,17 @@ export async function runCli(io: CliIO): Promise<number> {
     const quiet = command === "agent" && io.terminal === true;
     const base = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info"));
     const logger = redact === noRedaction ? base : redactingLogger(base, redact);
+    const log: CliLog = { logger, redact };
     switch (command) {
       case "gateway":
-        return await gateway(loaded, logger, io);
+        return await gateway(loaded, log, io);
       case "agent":
-        return await agentTurn(loaded, logger, io, values);
+        return await agentTurn(loaded, log, io, values);
       case "agents":
-        return await agents(loaded, logger, io);
+        return await agents(loaded, log, io);
       case "config":
         if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`);
-        return await configCheck(loaded, logger, io);
+        return await configCheck(loaded, log, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
@@ -123,6 +124,12 @@ export async function runCli(io: CliIO): Promise<number> {
   }
 }
 
+/** The command's logger, which scrubs the config's secrets with `redact` already (bootstrap need not wrap it again). */
+interface CliLog {
+  logger: Logger;
+  redact: Redact;
+}
+
 /** Columns padded to their widest cell; the last column is not padded. */
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -134,7 +141,7 @@ function printWarnings(warnings: string[], io: CliIO): void {
   for (const warning of warnings) io.stderr(`warning: ${warning}`);
 }
 
-async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
+async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: CliIO): Promise<number> {
   // SIGTERM/SIGINT are handled from the first moment: a stop while MCP servers start still ends cleanly (exit 0).
   const stopping = new AbortController();
   const onTerm = () => stopping.abort("SIGTERM");
@@ -142,7 +149,7 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
   try {
-    const { runtime, warnings } = await prepare(loaded, { logger, signal: stopping.signal });
+    const { runtime, warnings } = await prepare(loaded, { logger, redact, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
     logEvents(runtime, logger);
     const { host, port, token, allowed_origins, allowed_hosts, limits } = loaded.config.gateway;
@@ -200,8 +207,8 @@ async function gateway(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise
  * Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it.
  * Histories stay in memory: these commands never take the session folder (a gateway may own it).
  */
-async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work: (prepared: Bootstrapped) => Promise<number>): Promise<number> {
-  const prepared = await prepare(loaded, { logger, history: "memory" });
+async function withRuntime(loaded: LoadedConfig, { logger, redact }: CliLog, io: CliIO, work: (prepared: Bootstrapped) => Promise<number>): Promise<number> {
+  const prepared = await prepare(loaded, { logger, redact, history: "memory" });
   printWarnings(prepared.warnings, io);
   try {
     return await work(prepared);
@@ -210,7 +217,7 @@ async function withRuntime(loaded: LoadedConfig, logger: Logger, io: CliIO, work
   }
 }
 
-function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
+function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
   const text = values.message;
   if (text === undefined && io.stdin === undefined) throw new UsageError("agent needs -m TEXT");
   if (values.session !== undefined && !CHAT_ID.test(values.session)) {
@@ -218,7 +225,7 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
   }
   if (text === undefined) {
     const input = io.stdin!;
-    return withRuntime(loaded, logger, io, async ({ runtime }) =>
+    return withRuntime(loaded, log, io, async ({ runtime }) =>
       // The chat's reader (and node:readline) is loaded only for a chat.
       (await import("./repl.js")).repl(
         runtime,
@@ -227,7 +234,7 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
       ),
     );
   }
-  return withRuntime(loaded, logger, io, async ({ runtime }) => {
+  return withRuntime(loaded, log, io, async ({ runtime }) => {
     const outcome = await runtime.handleMessage({
       agentId: values.agent ?? runtime.defaultAgentId,
       channel: "cli",
@@ -244,8 +251,8 @@ function agentTurn(loaded: LoadedConfig, logger: Logger, io: CliIO, values: { me
   });
 }
 
-function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  return withRuntime(loaded, logger, io, async ({ runtime }) => {
+function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
+  return withRuntime(loaded, log, io, async ({ runtime }) => {
     io.stdout(
       table(
         ["ID", "MODEL", "TOOLS", "NAME"],
@@ -266,8 +273,8 @@ function agents(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number
   });
 }
 
-function configCheck(loaded: LoadedConfig, logger: Logger, io: CliIO): Promise<number> {
-  return withRuntime(loaded, logger, io, async ({ problems }) => {
+function configCheck(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
+  return withRuntime(loaded, log, io, async ({ problems }) => {
     // What the gateway starts with (as warnings) but a check must not call OK.
     if (problems.length > 0) throw new ConfigError(problems);
     io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
