@@ -57,8 +57,10 @@ export class MessagePipeline {
 
   /** Refuses images the agent's model cannot take, and images sent with a slash command. */
   checkImages(agent: AgentDefinition, text: string, images: readonly ImageInput[]): void {
-    if (images.length === 0) return;
-    const matched = this.parts.commands.match(text);
+    if (images.length > 0) this.acceptImages(agent, this.parts.commands.match(text), images);
+  }
+
+  private acceptImages(agent: AgentDefinition, matched: ReturnType<CommandRegistry["match"]>, images: readonly ImageInput[]): void {
     if (matched) throw new RequestError("invalid_request", `images go with a message for the agent, not with a command (/${matched.command.name})`);
     this.parts.turns.acceptImages(agent, images);
   }
@@ -73,7 +75,7 @@ export class MessagePipeline {
     const { commands, turns, events, outbox, locks, stops } = this.parts;
     const matched = commands.match(input.text);
     const images = input.images ?? [];
-    this.checkImages(agent, input.text, images);
+    if (images.length > 0) this.acceptImages(agent, matched, images);
     const holds = !matched || matched.command.locked;
     const stop = holds ? stops.hold(rootKey(sessionKey)) : undefined;
     // One signal for the whole message: the client, the session's stop switch, shutdown.

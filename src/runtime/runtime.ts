@@ -301,8 +301,12 @@ export class Runtime {
   /** What `converse` would refuse before anything runs: `checkMessage`'s checks, and the images of the conversation's earlier messages. */
   checkConversation(input: Omit<ConversationInput, "signal" | "onEvent">): void {
     this.checkMessage({ ...input, chatId: "ephemeral" });
-    const agent = this.agent(input.agentId);
-    for (const message of input.history) {
+    this.checkEarlierImages(this.agent(input.agentId), input.history);
+  }
+
+  /** Refuses images in a conversation's earlier messages that the agent's model cannot take (the new message's are checked as it runs). */
+  private checkEarlierImages(agent: AgentDefinition, history: ConversationInput["history"]): void {
+    for (const message of history) {
       if (message.role !== "user" || typeof message.content === "string") continue;
       const images = message.content.flatMap((part) => (part.type === "image_url" ? [part.image_url] : []));
       if (images.length > 0) this.turns.acceptImages(agent, images);
@@ -319,8 +323,8 @@ export class Runtime {
    */
   async converse(input: ConversationInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
-    this.checkConversation(input);
     const own = this.agent(input.agentId);
+    this.checkEarlierImages(own, input.history);
     const system = (input.system ?? []).filter((text) => text.trim() !== "");
     const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
     const sessionKey = oneMessageKey(agent.id, input.channel, this.ids());
