@@ -31,7 +31,7 @@ type Room =
 /** Which room a file (relative to src/, with /) is in. */
 function roomOf(file: string): Room {
   const [top, second] = file.split("/");
-  if (["errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
+  if (["bytes.ts", "errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
   // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
   if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts", "page.ts"].includes(file)) return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";

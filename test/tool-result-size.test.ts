@@ -4,7 +4,7 @@ import { readAgent } from "../src/agents/catalog.js";
 import { applyEnvOverrides } from "../src/config/env.js";
 import { configSchema } from "../src/config/schema.js";
 import { Runtime } from "../src/runtime/runtime.js";
-import { formatBytes } from "../src/tools/result-size.js";
+import { formatBytes } from "../src/bytes.js";
 import { ToolSet } from "../src/tools/tool-set.js";
 import { defineTool, toolResult } from "../src/tools/tool.js";
 import { ControlledModel, single } from "./support/controlled-model.js";

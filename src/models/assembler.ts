@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ModelError } from "../errors.js";
-import { ANSWER_LIMITS, sizeName } from "./limits.js";
+import { formatBytes } from "../bytes.js";
+import { ANSWER_LIMITS } from "./limits.js";
 import type { Thinking, ToolCall } from "./message.js";
 import type { ModelDelta, ModelResponse, Usage } from "./provider.js";
 
@@ -212,7 +213,7 @@ export class ResponseAssembler {
       throw new ModelError(
         "bad_response",
         this.modelName,
-        `the answer's ${what} ${what.endsWith("s") ? "are" : "is"} over ${sizeName(limit)}, more than an answer may hold; nothing of it was kept (lower max_tokens, or check the server)`,
+        `the answer's ${what} ${what.endsWith("s") ? "are" : "is"} over ${formatBytes(limit)}, more than an answer may hold; nothing of it was kept (lower max_tokens, or check the server)`,
       );
     }
     return total;

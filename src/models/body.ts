@@ -1,5 +1,6 @@
 import { type EventSourceMessage, createParser } from "eventsource-parser";
 import type { AnswerBody, ModelAnswer } from "./exchange.js";
+import { cutToBytes } from "../bytes.js";
 
 /**
  * Reading an HTTP answer body piece by piece: as text (UTF-8 decoded across
@@ -90,17 +91,7 @@ export async function readText(body: AnswerBody, activity: Activity, maxBytes: n
   });
   const text = parts.join("");
   // Only the first maxBytes count: cut by characters, which never splits one.
-  return { text: complete ? text : sliceBytes(text, maxBytes), complete, bytes };
-}
-
-/** The longest start of `text` that fits in `maxBytes` of UTF-8. */
-function sliceBytes(text: string, maxBytes: number): string {
-  const encoded = Buffer.from(text.slice(0, maxBytes), "utf8");
-  if (encoded.byteLength <= maxBytes) return encoded.toString("utf8");
-  let end = maxBytes;
-  // Step back to the first byte of a character (continuation bytes are 10xxxxxx).
-  while (end > 0 && (encoded[end]! & 0xc0) === 0x80) end--;
-  return encoded.subarray(0, end).toString("utf8");
+  return { text: complete ? text : cutToBytes(text, maxBytes), complete, bytes };
 }
 
 /**

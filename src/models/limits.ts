@@ -18,10 +18,3 @@ export const ANSWER_LIMITS = {
   /** The part of an error answer's body that is read (its message is shortened anyway). */
   errorBodyBytes: 4 * 1024,
 } as const;
-
-/** `1 MiB`, `4 KiB`: the fixed limits as README names them. */
-export function sizeName(bytes: number): string {
-  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}

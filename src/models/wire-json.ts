@@ -3,7 +3,8 @@ import { ModelError } from "../errors.js";
 import { describeIssues } from "../validation.js";
 import { readText } from "./body.js";
 import { scrub } from "./http-errors.js";
-import { ANSWER_LIMITS, sizeName } from "./limits.js";
+import { formatBytes } from "../bytes.js";
+import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelAnswer, ReadContext } from "./transport.js";
 
 /**
@@ -35,7 +36,7 @@ export async function readWhole(response: ModelAnswer, ctx: ReadContext): Promis
     throw new ModelError(
       "bad_response",
       ctx.modelName,
-      `the answer is over ${sizeName(ANSWER_LIMITS.bodyBytes)}, more than an answer may hold; nothing of it was kept`,
+      `the answer is over ${formatBytes(ANSWER_LIMITS.bodyBytes)}, more than an answer may hold; nothing of it was kept`,
     );
   }
   return text;
@@ -49,7 +50,7 @@ export function streamLimit(modelName: string): { maxPendingBytes: number; tooLa
       new ModelError(
         "bad_response",
         modelName,
-        `the stream sent over ${sizeName(ANSWER_LIMITS.bodyBytes)} without completing an event; nothing of the answer was kept`,
+        `the stream sent over ${formatBytes(ANSWER_LIMITS.bodyBytes)} without completing an event; nothing of the answer was kept`,
       ),
   };
 }

@@ -8,7 +8,7 @@ import type { Logger } from "../../log.js";
 import { type ToolResult, toolResult } from "../tool.js";
 import type { Backoff } from "./backoff.js";
 import { type Listing, listRemoteTools } from "./listing.js";
-import { formatBytes } from "../result-size.js";
+import { formatBytes } from "../../bytes.js";
 import { tooLarge, tooLargeMessage } from "./message-size.js";
 import { type McpCallAnswer, mcpResult } from "./result.js";
 import { type TransportContext, exitWords, openTransport } from "./transport.js";

@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { formatBytes } from "../result-size.js";
+import { formatBytes } from "../../bytes.js";
 
 /**
  * The most an MCP server may send in one message (`tools.mcp.max_message_bytes`).
