@@ -16,7 +16,7 @@ import { type Timer, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
 import { BackgroundTurns } from "./background-turns.js";
-import { KeyedLocks } from "./locks.js";
+import { KeyQueue } from "../session/key-queue.js";
 import { Outbox, type Subscription } from "./outbox.js";
 import { StopSwitches } from "./stop-switches.js";
 import { FeatureSet } from "./feature-set.js";
@@ -49,7 +49,7 @@ export class Runtime {
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
   private readonly outbox: Outbox;
-  private readonly locks = new KeyedLocks();
+  private readonly locks = new KeyQueue();
   private readonly stops = new StopSwitches();
   private readonly shutdown = new AbortController();
   private readonly work = new Work();

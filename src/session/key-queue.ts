@@ -1,7 +1,8 @@
 /**
  * Work run one at a time per key, in the order asked (whether the work
  * before failed or not); keys are forgotten when their queue empties, so
- * idle keys cost nothing.
+ * idle keys cost nothing. The runtime's per-session locks and the session
+ * store's per-session file work are both one of these.
  */
 export class KeyQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
@@ -15,6 +16,11 @@ export class KeyQueue {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     return run;
+  }
+
+  /** Keys with work queued or running (for tests and metrics). */
+  get size(): number {
+    return this.tails.size;
   }
 
   /** Resolves once nothing is queued or running, for any key. */
