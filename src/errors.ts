@@ -120,7 +120,8 @@ export class AbortedError extends PicoclawError {
 
 /**
  * A turn ran past `agents.defaults.turn_timeout_ms`: it was aborted (its
- * model call and tools with it) and left the history as it was. Not the
+ * model call and tools with it) and left the history as it was (but for a
+ * summary written by agents.defaults.summarize). Not the
  * user's `/stop`: the gateway answers `504 turn_timeout`.
  */
 export class TurnTimeoutError extends PicoclawError {

@@ -54,7 +54,9 @@ export const agentsSchema = z
           ),
         turn_timeout_ms: int(1, 86_400_000)
           .default(900_000)
-          .describe("Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged."),
+          .describe(
+            "Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged (but for a summary written by agents.defaults.summarize).",
+          ),
         subturn: subturnSchema,
       })
       .prefault({}),

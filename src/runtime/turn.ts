@@ -56,7 +56,8 @@ export function limitReply(max: number): string {
  * results → model ... until the model answers with text or the iteration
  * limit is reached. The session's history changes only when the turn ends
  * well (one append, durable before the reply is delivered): a failed or
- * aborted turn leaves it exactly as it was. Past its
+ * aborted turn leaves it exactly as it was (but for a summary that context
+ * fitting wrote with agents.defaults.summarize on, which stays). Past its
  * deadline the turn is aborted like any other, with a TurnTimeoutError.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
