@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { PicoclawError, RequestError, messageOf } from "../errors.js";
+import { RequestError } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID, agentOfKey } from "../session/key.js";
@@ -11,7 +11,7 @@ import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
-import { errorAnswer, statusOf } from "./errors.js";
+import { errorAnswer, failureOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
@@ -68,13 +68,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   const logger = opts.logger ?? silentLogger;
 
   app.onError((error, c) => {
-    if (error instanceof PicoclawError) {
-      const status = statusOf(error.code);
-      if (status >= 500) logger.warn(`${c.req.method} ${c.req.path}: ${error.message}`, { code: error.code });
-      return errorAnswer(c, status, error.code, error.message);
-    }
-    logger.error(`${c.req.method} ${c.req.path} failed: ${messageOf(error)}`);
-    return errorAnswer(c, 500, "internal", "internal error; see the gateway log");
+    const failure = failureOf(error, `${c.req.method} ${c.req.path}`, logger);
+    return errorAnswer(c, failure.status, failure.code, failure.message);
   });
   app.notFound((c) => errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`));
 

@@ -1,11 +1,10 @@
 import type { Context } from "hono";
-import { PicoclawError, messageOf } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { MessageEvent } from "../runtime/message-stream.js";
 import type { MessageInput, MessageOutcome } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
-import { statusOf } from "./errors.js";
+import { failureOf } from "./errors.js";
 import { SseAnswer, type SseOptions, sseEvent } from "./sse.js";
 
 /** The JSON body of a `POST /v1/chat` answer (and the data of a streamed answer's `turn.end`). */
@@ -38,17 +37,6 @@ function chatEvent(event: MessageEvent): string {
     case "notice":
       return sseEvent(event.event, event.data);
   }
-}
-
-/** What a failed message says at the end of a stream, `{code, message}`, logged as the JSON answer's failure would be. */
-export function failureOf(error: unknown, where: string, logger: Logger): { status: number; code: string; message: string } {
-  if (error instanceof PicoclawError) {
-    const status = statusOf(error.code);
-    if (status >= 500) logger.warn(`${where}: ${error.message}`, { code: error.code });
-    return { status, code: error.code, message: error.message };
-  }
-  logger.error(`${where} failed: ${messageOf(error)}`);
-  return { status: 500, code: "internal", message: "internal error; see the gateway log" };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { ErrorCode } from "../errors.js";
+import { type ErrorCode, PicoclawError, messageOf } from "../errors.js";
+import type { Logger } from "../log.js";
 
 /**
  * The one place where the project's error codes become HTTP statuses. Codes
@@ -52,4 +53,15 @@ export function openAiErrorBody(status: number, code: string, message: string): 
 /** An error answer, in the shape the route's clients read. */
 export function errorAnswer(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
   return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, message) : errorBody(code, message), status);
+}
+
+/** What a failed request says (`{code, message}` and its status), logged once: a warning at 500 and above, the cause of anything that is not ours. */
+export function failureOf(error: unknown, where: string, logger: Logger): { status: ContentfulStatusCode; code: string; message: string } {
+  if (error instanceof PicoclawError) {
+    const status = statusOf(error.code);
+    if (status >= 500) logger.warn(`${where}: ${error.message}`, { code: error.code });
+    return { status, code: error.code, message: error.message };
+  }
+  logger.error(`${where} failed: ${messageOf(error)}`);
+  return { status: 500, code: "internal", message: "internal error; see the gateway log" };
 }

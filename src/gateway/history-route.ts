@@ -5,12 +5,12 @@ import type { Runtime } from "../runtime/runtime.js";
 /** Messages a page of history holds when `limit` is not given, and at most. */
 export const HISTORY_PAGE = { default: 200, max: 1000 } as const;
 
-/** `?limit=N` checked: an integer from 1 to the maximum, or the default when absent. */
-export function pageLimit(raw: string | undefined): number {
-  if (raw === undefined) return HISTORY_PAGE.default;
+/** `?limit=N` checked: an integer from 1 to the page's maximum, or its default when absent. */
+export function limitParam(raw: string | undefined, page: { default: number; max: number }): number {
+  if (raw === undefined) return page.default;
   const limit = /^[0-9]{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(limit >= 1 && limit <= HISTORY_PAGE.max)) {
-    throw new RequestError("invalid_request", `limit: expected an integer from 1 to ${HISTORY_PAGE.max} (got ${JSON.stringify(raw)})`);
+  if (!(limit >= 1 && limit <= page.max)) {
+    throw new RequestError("invalid_request", `limit: expected an integer from 1 to ${page.max} (got ${JSON.stringify(raw)})`);
   }
   return limit;
 }
@@ -21,7 +21,7 @@ export function pageLimit(raw: string | undefined): number {
  * bounded by the page's size and the session's max_history_bytes.
  */
 export async function historyPage(c: Context, runtime: Runtime, key: string): Promise<Response> {
-  const limit = pageLimit(c.req.query("limit"));
+  const limit = limitParam(c.req.query("limit"), HISTORY_PAGE);
   const page = await runtime.historyPage(key, limit);
   return c.json({ messages: page.messages, total: page.total });
 }

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
-import { errorAnswer } from "./errors.js";
 
 /** One file of the chat page: its bytes and its media type. */
 export interface PageFile {
@@ -62,7 +61,7 @@ export function mountPage(app: Hono, page: PageFiles): void {
   app.get("/", (c) => serve(c, page.index));
   app.get("/assets/:name", (c) => {
     const file = page.assets.get(c.req.param("name"));
-    if (!file) return errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`);
+    if (!file) return c.notFound();
     return serve(c, file);
   });
 }

@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createApp } from "./app.js";
 import { limitConnections } from "./connections.js";
+import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
 
 /** What the node server allows its clients (README, "Security and limits"). */
@@ -28,7 +29,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1_000,
-  streamQueueBytes: 8 * 1024 * 1024,
+  streamQueueBytes: ANSWER_QUEUE_BYTES,
 };
 
 export interface GatewayOptions {
@@ -95,7 +96,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
     },
   }) as Server;
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   limitConnections(server, limits.maxConnections, logger);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {

@@ -1,25 +1,16 @@
 import type { Context } from "hono";
-import { RequestError } from "../errors.js";
 import type { Runtime } from "../runtime/runtime.js";
+import { limitParam } from "./history-route.js";
 
 /** Sessions a page of the list holds when `limit` is not given, and at most. */
 export const SESSION_PAGE = { default: 100, max: 1000 } as const;
-
-function listLimit(raw: string | undefined): number {
-  if (raw === undefined) return SESSION_PAGE.default;
-  const limit = /^[0-9]{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(limit >= 1 && limit <= SESSION_PAGE.max)) {
-    throw new RequestError("invalid_request", `limit: expected an integer from 1 to ${SESSION_PAGE.max} (got ${JSON.stringify(raw)})`);
-  }
-  return limit;
-}
 
 /**
  * `GET /v1/sessions?limit=N`: the root sessions with a history (on disk too,
  * with store jsonl), the most recently changed first.
  */
 export async function sessionList(c: Context, runtime: Runtime): Promise<Response> {
-  const sessions = await runtime.sessions(listLimit(c.req.query("limit")));
+  const sessions = await runtime.sessions(limitParam(c.req.query("limit"), SESSION_PAGE));
   return c.json({
     sessions: sessions.map((s) => ({ key: s.key, agent: s.agentId, messages: s.messages, updated_at: new Date(s.updatedAt).toISOString() })),
   });

@@ -6,7 +6,7 @@ import type { MessageObserver } from "../../runtime/message-stream.js";
 import type { MessageOutcome } from "../../runtime/options.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { joinSignals } from "../../signals.js";
-import { failureOf } from "../chat-stream.js";
+import { failureOf } from "../errors.js";
 import { openAiErrorBody } from "../errors.js";
 import { readJson } from "../read-json.js";
 import { SseAnswer, type SseOptions } from "../sse.js";
