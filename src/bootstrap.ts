@@ -7,7 +7,7 @@ import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
-import type { Feature } from "./feature/feature.js";
+import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature } from "./feature/feature.js";
 import { type Logger, redactingLogger } from "./log.js";
 import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
@@ -224,8 +224,8 @@ export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "U
 export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Promise<Bootstrapped> {
   // Scrubbed once: bootstrap and the MCP hub share the scrubbing logger.
   const opts = { ...given, ...secretKeeping(loaded, given) };
-  const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, "the built-in tools"]));
-  for (const tool of opts.tools ?? []) taken.set(tool.name, "the embedding program");
+  const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, BUILT_IN_ORIGIN]));
+  for (const tool of opts.tools ?? []) taken.set(tool.name, EMBEDDER_ORIGIN);
   const specs = loaded.config.tools.plugins;
   const plugins = specs.length > 0 ? await (await import("./tools/plugins/load.js")).loadPlugins(specs, loaded.baseDir, taken) : [];
   const pluginTools = plugins.flatMap((p) => p.tools);

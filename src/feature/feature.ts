@@ -34,6 +34,8 @@ export interface Feature {
 
 /** The origin the gateway's own features give their tools. */
 export const BUILT_IN_ORIGIN = "the built-in tools";
+/** The origin of loose tools an embedding program (or a test) hands the runtime. */
+export const EMBEDDER_ORIGIN = "the embedding program";
 
 export interface FeatureParts {
   tools?: readonly AnyTool[];

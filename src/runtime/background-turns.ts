@@ -25,8 +25,4 @@ export class BackgroundTurns {
       entry.controller.abort(reason);
     }
   }
-
-  get size(): number {
-    return this.turns.size;
-  }
 }

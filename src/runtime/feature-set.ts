@@ -1,6 +1,6 @@
 import { messageOf } from "../errors.js";
 import type { Command } from "../feature/command.js";
-import type { Feature, FeatureHost } from "../feature/feature.js";
+import { EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../feature/feature.js";
 import type { FeatureRoute } from "../feature/route.js";
 import type { SessionScoped } from "../session/state.js";
 import type { AnyTool } from "../tools/registry.js";
@@ -38,7 +38,7 @@ export class FeatureSet {
       if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
       if (parts.close) this.closers.push(parts.close.bind(parts));
     }
-    this.tools.addAll(tools, () => "the embedding program");
+    this.tools.addAll(tools, () => EMBEDDER_ORIGIN);
   }
 
   /** Tools that arrive after start-up (an MCP server that came up late); says which were skipped for a name already taken. */

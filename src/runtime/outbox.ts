@@ -113,11 +113,6 @@ export class Outbox {
     this.takeKept(sessionKey);
   }
 
-  /** Deliveries kept now, all sessions together (for tests and metrics). */
-  get keptCount(): number {
-    return this.keptItems;
-  }
-
   private detach(subscription: Subscription): void {
     const set = this.subscribers.get(subscription.sessionKey);
     if (!set?.delete(subscription)) return;

@@ -1,4 +1,4 @@
-import type { Delivery } from "../feature/feature.js";
+import type { SessionItem } from "../feature/feature.js";
 
 /**
  * One open event stream's share of a session's outbox: a bounded queue
@@ -10,14 +10,10 @@ import type { Delivery } from "../feature/feature.js";
  * counts as shown once a stream has handed it to its client.
  */
 
-export type OutboxItem = ({ type: "delivery" } & Delivery) | Notice;
+export type OutboxItem = SessionItem;
 
 /** A feature's notice: an event name and its JSON data, shown to open streams as it is. */
-export interface Notice {
-  type: "notice";
-  event: string;
-  data: Readonly<Record<string, unknown>>;
-}
+export type Notice = Extract<SessionItem, { type: "notice" }>;
 
 /** An item on its way to a session's streams, shared by every stream that queued it. */
 export interface Envelope {

@@ -118,8 +118,3 @@ export function lockDir(dir: string, now: () => number = Date.now): DirLock {
   }
   throw new SessionDirBusyError(dir, readOwner(file), `another process took ${file} at the same moment`);
 }
-
-/** Who holds the folder's lock now, if anyone (for messages and tests). */
-export function lockOwner(dir: string): LockOwner | undefined {
-  return readOwner(path.join(dir, LOCK_FILE));
-}

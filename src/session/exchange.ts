@@ -16,18 +16,6 @@ export interface HistoryLimits {
   maxBytes: number;
 }
 
-/** The smallest `maxBytes` a history may have: an exchange cut to fit must still hold its notes. */
-export const MIN_HISTORY_BYTES = 16 * 1024;
-
-/** Where each exchange of `messages` starts (the indexes of its user messages). */
-export function exchangeStarts(messages: readonly ChatMessage[]): number[] {
-  const starts: number[] = [];
-  messages.forEach((m, i) => {
-    if (m.role === "user") starts.push(i);
-  });
-  return starts;
-}
-
 /** The note that replaces the end of a text cut to fit. */
 export function cutNote(originalBytes: number, maxBytes: number): string {
   return `\n\n[cut: this message was ${originalBytes} bytes; a session's history keeps at most ${maxBytes} (agents.defaults.max_history_bytes)]`;

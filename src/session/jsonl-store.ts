@@ -3,7 +3,15 @@ import { type Timer, realTimer } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
 import { fileNameOf } from "./file-names.js";
-import { type AppendOutcome, type HistoryPage, type HistoryStore, MemoryHistoryStore, type MemoryHistoryOptions, type SessionInfo } from "./history.js";
+import {
+  type AppendOutcome,
+  DEFAULT_HISTORY_LIMITS,
+  type HistoryPage,
+  type HistoryStore,
+  MemoryHistoryStore,
+  type MemoryHistoryOptions,
+  type SessionInfo,
+} from "./history.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { isTransientKey } from "./key.js";
 import { KeyQueue } from "./key-queue.js";
@@ -57,7 +65,6 @@ function storedEntry(key: string, updatedAt: number): Stored {
  */
 export class JsonlHistoryStore implements HistoryStore {
   private readonly cache: MemoryHistoryStore;
-  private readonly files: SessionFiles;
   /** Sessions on disk, least recently changed first. */
   private readonly stored = new Map<string, Stored>();
   private readonly queue = new KeyQueue();
@@ -78,11 +85,11 @@ export class JsonlHistoryStore implements HistoryStore {
   private constructor(
     private readonly opts: JsonlHistoryOptions,
     private readonly lock: DirLock,
+    private readonly files: SessionFiles,
   ) {
     this.cache = new MemoryHistoryStore(opts);
-    this.files = new SessionFiles(opts.dir);
-    this.maxMessages = opts.maxMessages ?? 500;
-    this.maxBytes = opts.maxBytes ?? 4 * 1024 * 1024;
+    this.maxMessages = opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages;
+    this.maxBytes = opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes;
     this.maxStored = opts.maxStored ?? DEFAULT_MAX_STORED;
     this.warn = opts.warn ?? (() => {});
     this.now = opts.now ?? Date.now;
@@ -93,14 +100,15 @@ export class JsonlHistoryStore implements HistoryStore {
    * another live process holds it, ConfigError when it cannot be made.
    */
   static open(opts: JsonlHistoryOptions): JsonlHistoryStore {
+    let files: SessionFiles;
     try {
-      new SessionFiles(opts.dir);
+      files = new SessionFiles(opts.dir);
     } catch (error) {
       throw new ConfigError([`session.dir: cannot use ${opts.dir} (${messageOf(error)})`]);
     }
     const lock = lockDir(opts.dir, opts.now);
     try {
-      const store = new JsonlHistoryStore(opts, lock);
+      const store = new JsonlHistoryStore(opts, lock, files);
       store.scan();
       return store;
     } catch (error) {
