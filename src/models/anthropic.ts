@@ -4,7 +4,7 @@ import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "./entry-check.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
 import { HttpModelProvider } from "./http-provider.js";
 import type { ModelRequest } from "./provider.js";
-import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, mergeExtraBody } from "./transport.js";
 
 /** The answer's reader (its wire schemas) is imported with the first answer: a gateway that never calls this provider never loads it. */
 let decoder: Promise<typeof import("./anthropic-decode.js")> | undefined;
@@ -13,7 +13,6 @@ const readMessage = async (response: ModelAnswer, out: ResponseAssembler, ctx: R
 
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";
 export const ANTHROPIC_VERSION = "2023-06-01";
-export { ANTHROPIC_DEFAULT_MAX_TOKENS };
 
 /**
  * The Anthropic Messages API: `POST {api_base}/messages` with `x-api-key`
@@ -21,14 +20,15 @@ export { ANTHROPIC_DEFAULT_MAX_TOKENS };
  */
 export class AnthropicProvider extends HttpModelProvider {
   constructor(entry: ModelEntry, opts: TransportOptions = {}) {
-    super(entry, opts, { defaultBase: ANTHROPIC_DEFAULT_BASE, path: "/messages" });
+    super(entry, opts, {
+      defaultBase: ANTHROPIC_DEFAULT_BASE,
+      path: "/messages",
+      headers: { "anthropic-version": ANTHROPIC_VERSION, ...(entry.api_key ? { "x-api-key": entry.api_key } : {}) },
+    });
   }
 
   /** The request exactly as it goes on the wire. */
   wire(request: ModelRequest): WireRequest {
-    const headers: Record<string, string> = { ...this.baseHeaders(), "anthropic-version": ANTHROPIC_VERSION };
-    if (this.entry.api_key) headers["x-api-key"] = this.entry.api_key;
-
     const cache = this.entry.cache === true;
     const { system, messages } = toAnthropic(request.messages, { vision: this.vision, cache });
     const body: Record<string, unknown> = {
@@ -43,7 +43,7 @@ export class AnthropicProvider extends HttpModelProvider {
     if (this.stream) body.stream = true;
     return {
       url: this.url,
-      headers: buildHeaders(headers, this.entry.custom_headers),
+      headers: this.headers,
       body: mergeExtraBody(body, this.entry.extra_body),
       read: readMessage,
     };

@@ -78,7 +78,7 @@ async function endsNow(chunks: AsyncIterator<Uint8Array>): Promise<boolean> {
  * The body as text, at most `maxBytes` of it: reading stops there and the
  * connection is closed (`complete` is then false). Every chunk is activity.
  */
-export async function readText(body: AnswerBody, activity: Activity, maxBytes: number): Promise<{ text: string; complete: boolean; bytes: number }> {
+export async function readText(body: AnswerBody, activity: Activity, maxBytes: number): Promise<{ text: string; complete: boolean }> {
   const parts: string[] = [];
   let bytes = 0;
   let complete = true;
@@ -91,7 +91,7 @@ export async function readText(body: AnswerBody, activity: Activity, maxBytes: n
   });
   const text = parts.join("");
   // Only the first maxBytes count: cut by characters, which never splits one.
-  return { text: complete ? text : cutToBytes(text, maxBytes), complete, bytes };
+  return { text: complete ? text : cutToBytes(text, maxBytes), complete };
 }
 
 /**

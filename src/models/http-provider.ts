@@ -1,6 +1,14 @@
 import type { ModelEntry } from "../config/schema.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
-import { DEFAULT_MAX_DURATION_MS, DEFAULT_REQUEST_TIMEOUT_MS, ModelTransport, type TransportOptions, type WireRequest, secretsOf } from "./transport.js";
+import {
+  DEFAULT_MAX_DURATION_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  ModelTransport,
+  type TransportOptions,
+  type WireRequest,
+  buildHeaders,
+  secretsOf,
+} from "./transport.js";
 
 /**
  * What every HTTP adapter shares: one endpoint under the entry's `api_base`
@@ -13,17 +21,22 @@ export abstract class HttpModelProvider implements ModelProvider {
   readonly vision: boolean;
   protected readonly url: string;
   protected readonly stream: boolean;
+  /** What every request of the entry carries, made once: JSON in, the answer streamed or whole, who asks, the adapter's own (its key), then custom_headers. */
+  protected readonly headers: Readonly<Record<string, string>>;
   private readonly transport: ModelTransport;
 
   protected constructor(
     protected readonly entry: ModelEntry,
     opts: TransportOptions,
-    endpoint: { defaultBase: string; path: string },
+    endpoint: { defaultBase: string; path: string; headers: Record<string, string> },
   ) {
     this.name = entry.model_name;
     this.vision = entry.vision !== false;
     this.url = `${(entry.api_base ?? endpoint.defaultBase).replace(/\/+$/, "")}${endpoint.path}`;
     this.stream = entry.stream !== false;
+    // fetch sent `user-agent: node`; custom_headers may replace ours.
+    const base = { "content-type": "application/json", accept: this.stream ? "text/event-stream" : "application/json", "user-agent": "picoclaw-ts" };
+    this.headers = Object.freeze(buildHeaders({ ...base, ...endpoint.headers }, entry.custom_headers));
     const timeouts = { idleMs: entry.request_timeout ?? DEFAULT_REQUEST_TIMEOUT_MS, maxDurationMs: entry.max_duration ?? DEFAULT_MAX_DURATION_MS };
     this.transport = new ModelTransport(this.name, timeouts, [...secretsOf(entry), ...(opts.secrets ?? [])], opts);
   }
@@ -34,9 +47,4 @@ export abstract class HttpModelProvider implements ModelProvider {
 
   /** The request exactly as it goes on the wire. */
   abstract wire(request: ModelRequest): WireRequest;
-
-  /** Headers every request carries: JSON in, the answer streamed or whole, and who asks (fetch sent `node`; custom_headers may replace it). */
-  protected baseHeaders(): Record<string, string> {
-    return { "content-type": "application/json", accept: this.stream ? "text/event-stream" : "application/json", "user-agent": "picoclaw-ts" };
-  }
 }

@@ -6,7 +6,7 @@ import { HttpModelProvider } from "./http-provider.js";
 import type { ChatMessage } from "./message.js";
 import type { ResponseAssembler } from "./assembler.js";
 import type { ModelDelta, ModelRequest, ModelResponse } from "./provider.js";
-import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, buildHeaders, mergeExtraBody } from "./transport.js";
+import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, mergeExtraBody } from "./transport.js";
 
 /** The answer's reader (its wire schemas) is imported with the first answer: a gateway that never calls this provider never loads it. */
 let decoder: Promise<typeof import("./openai-decode.js")> | undefined;
@@ -35,7 +35,11 @@ export function maxTokensField(entry: Pick<ModelEntry, "model" | "max_tokens_fie
  */
 export class OpenAIProvider extends HttpModelProvider {
   constructor(entry: ModelEntry, opts: TransportOptions = {}) {
-    super(entry, opts, { defaultBase: OPENAI_DEFAULT_BASE, path: "/chat/completions" });
+    super(entry, opts, {
+      defaultBase: OPENAI_DEFAULT_BASE,
+      path: "/chat/completions",
+      headers: entry.api_key ? { authorization: `Bearer ${entry.api_key}` } : {},
+    });
   }
 
   override async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
@@ -48,9 +52,6 @@ export class OpenAIProvider extends HttpModelProvider {
 
   /** The request exactly as it goes on the wire (OpenAI chat completions). */
   wire(request: ModelRequest): WireRequest {
-    const headers = this.baseHeaders();
-    if (this.entry.api_key) headers.authorization = `Bearer ${this.entry.api_key}`;
-
     const body: Record<string, unknown> = {
       model: this.entry.model,
       messages: request.messages.map((message) => toWire(message, this.vision)),
@@ -70,7 +71,7 @@ export class OpenAIProvider extends HttpModelProvider {
     }
     return {
       url: this.url,
-      headers: buildHeaders(headers, this.entry.custom_headers),
+      headers: this.headers,
       body: mergeExtraBody(body, this.entry.extra_body),
       read: readChatCompletion,
     };

@@ -50,14 +50,14 @@ export function imageProblem(url: string): string | undefined {
   return undefined;
 }
 
-/** Throws a 400 `invalid_request` naming each bad image as `<where>[i].url` (the request's own path). */
-export function checkImages(images: readonly ImageInput[], where = "images"): void {
+/** Throws a 400 `invalid_request` naming each bad image as `images[i].url`. */
+export function checkImages(images: readonly ImageInput[]): void {
   if (images.length > IMAGE_LIMITS.perMessage) {
-    throw new RequestError("invalid_request", `${where}: ${images.length} images; a message may carry at most ${IMAGE_LIMITS.perMessage}`);
+    throw new RequestError("invalid_request", `images: ${images.length} images; a message may carry at most ${IMAGE_LIMITS.perMessage}`);
   }
   const problems = images.flatMap((image, i) => {
     const problem = imageProblem(image.url);
-    return problem ? [`${where}[${i}].url: ${problem}`] : [];
+    return problem ? [`images[${i}].url: ${problem}`] : [];
   });
   if (problems.length > 0) throw new RequestError("invalid_request", problems.join("; "));
 }
