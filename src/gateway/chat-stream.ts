@@ -5,7 +5,7 @@ import type { MessageInput, MessageOutcome } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
 import { failureOf } from "./errors.js";
-import { SseAnswer, type SseOptions, sseEvent } from "./sse.js";
+import { SseAnswer, type SseOptions, sessionItemEvent, sseEvent } from "./sse.js";
 
 /** The JSON body of a `POST /v1/chat` answer (and the data of a streamed answer's `turn.end`). */
 export function chatAnswer(outcome: MessageOutcome): Record<string, unknown> {
@@ -33,9 +33,8 @@ function chatEvent(event: MessageEvent): string {
     case "tool.end":
       return sseEvent("tool.end", { id: event.id, name: event.name, is_error: event.isError, ...(event.text === undefined ? {} : { text: event.text }) });
     case "delivery":
-      return sseEvent("delivery", { from: event.from, text: event.text });
     case "notice":
-      return sseEvent(event.event, event.data);
+      return sessionItemEvent(event);
   }
 }
 

@@ -1,22 +1,10 @@
 import type { Context } from "hono";
-import type { OutboxItem } from "../runtime/outbox.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
-import { HEARTBEAT_MS, nodeResponse } from "./sse.js";
+import { HEARTBEAT_MS, nodeResponse, sessionItemEvent, sseEvent } from "./sse.js";
 
 /** The last event of a stream the gateway ends because it is stopping. */
-export const SHUTDOWN_EVENT = { event: "shutdown", data: JSON.stringify({ reason: "the gateway is shutting down" }) } as const;
-
-/** The SSE event a user-facing outbox item becomes (no session keys, no internal text). */
-export function sseOf(item: OutboxItem): { event: string; data: string } {
-  if (item.type === "notice") return { event: item.event, data: JSON.stringify(item.data) };
-  return { event: "delivery", data: JSON.stringify({ from: item.from, text: item.text }) };
-}
-
-/** One event as it goes on the wire (JSON data holds no line breaks; an event name must not either). */
-function wire({ event, data }: { event: string; data: string }): string {
-  return `event: ${event.replace(/[\r\n]/g, "")}\ndata: ${data}\n\n`;
-}
+const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting down" });
 
 /**
  * `GET /v1/sessions/<key>/events`: a Server-Sent Events stream of what is
@@ -60,11 +48,11 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
         for (;;) {
           if (done) return;
           const item = subscription.take();
-          if (item) return controller.enqueue(encoder.encode(wire(sseOf(item))));
+          if (item) return controller.enqueue(encoder.encode(sessionItemEvent(item)));
           if (subscription.ended) {
             const goodbye = subscription.finished;
             finish();
-            if (goodbye) controller.enqueue(encoder.encode(wire(SHUTDOWN_EVENT)));
+            if (goodbye) controller.enqueue(encoder.encode(SHUTDOWN_EVENT));
             return controller.close();
           }
           let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { AbortedError } from "../errors.js";
 import type { Timer } from "../signals.js";
+import type { SessionItem } from "../feature/feature.js";
 
 /** How long a streamed answer may stay quiet before a comment line keeps proxies from cutting it. */
 export const HEARTBEAT_MS = 15_000;
@@ -148,4 +149,9 @@ export class SseAnswer {
 /** One SSE event (JSON data holds no line breaks; an event name must not either). */
 export function sseEvent(event: string, data: unknown): string {
   return `event: ${event.replace(/[\r\n]/g, "")}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** What reaches a session outside a request (a delivery or a feature's notice) as an SSE event: no session keys, no internal text. */
+export function sessionItemEvent(item: SessionItem): string {
+  return item.type === "notice" ? sseEvent(item.event, item.data) : sseEvent("delivery", { from: item.from, text: item.text });
 }

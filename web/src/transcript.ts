@@ -60,13 +60,9 @@ export class Transcript {
     this.list.replaceChildren();
   }
 
-  get isEmpty(): boolean {
-    return this.list.childElementCount === 0;
-  }
-
   user(text: string): void {
     // A system note the gateway put into the conversation (a background subagent's result) is not the person's.
-    if (text.startsWith("[System note")) this.add(h("li", { class: "msg note" }, h("pre", { class: "text", text })));
+    if (text.startsWith("[System note")) this.note(text);
     else this.add(h("li", { class: "msg user" }, h("div", { class: "who", text: "You" }), h("div", { class: "text", text })));
   }
 
