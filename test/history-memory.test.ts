@@ -3,7 +3,9 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../src/models/message.js";
 import { MemoryHistoryStore } from "../src/session/history.js";
-import { harness } from "./support/project.js";
+import { JsonlHistoryStore } from "../src/session/jsonl-store.js";
+import { harness, tempDir } from "./support/project.js";
+import { ManualTimers } from "./support/timers.js";
 
 /**
  * What the history really keeps in memory, measured on the heap (after a
@@ -68,6 +70,48 @@ describe("what the history keeps in memory", () => {
       }
     });
     expect(perItem).toBeLessThan(10 * 1024);
+  });
+
+  it("an idle session of one short exchange keeps its texts and little more: no spare room, no copies of role names", async () => {
+    const store = new MemoryHistoryStore();
+    const count = 5000;
+    // As requests bring them: every message parsed out of its own JSON body.
+    const exchange = (n: number) =>
+      JSON.parse(`[{"role":"user","content":"hello ${n}"},{"role":"assistant","content":"You said: hello ${n}"}]`) as ChatMessage[];
+    const perSession = await retainedPer(count, () => {
+      for (let n = 0; n < count; n++) store.append(`agent:main:http:idle${n}`, exchange(n));
+    });
+    expect(store.size).toBe(count);
+    // About 360 bytes: its key, the session and its array, two messages and their texts, its entry in the map.
+    expect(perSession).toBeLessThan(450);
+  });
+
+  it("with sessions on disk, an idle session costs about 600 bytes besides its texts: memory's copy and its entry in the index of files", async () => {
+    const dir = tempDir();
+    const timers = new ManualTimers();
+    const store = JsonlHistoryStore.open({ dir, timer: timers.timer });
+    const count = 1000;
+    const exchange = (n: number) =>
+      JSON.parse(`[{"role":"user","content":"hello ${n}"},{"role":"assistant","content":"You said: hello ${n}"}]`) as ChatMessage[];
+    // As a turn does: the session held, its exchange appended, then let go; the key made anew each time.
+    const turn = async (n: number) => {
+      const key = ["agent", "main", "http", `idle${n}`].join(":");
+      const release = await store.hold(key);
+      await store.append(key, exchange(n));
+      release();
+    };
+    // Warm-up: the code a turn runs is compiled and optimised before the measure.
+    for (let n = count; n < 2 * count; n++) await turn(n);
+    const before = await heapUsed();
+    for (let n = 0; n < count; n++) await turn(n);
+    // Closed: nothing under way any more (meta files written, files closed); what it holds stays.
+    await store.close();
+    const perSession = ((await heapUsed()) - before) / count;
+    expect(store.size).toBe(2 * count);
+    // About 600 bytes: what memory keeps (above), the session's entry in the index (its times, counts and file size), its
+    // places in the maps, and one string for its key in both (before, with a copy of the key each and spare room in
+    // its arrays, 900 to 1,100).
+    expect(perSession).toBeLessThan(700);
   });
 
   it("text beyond Latin-1 costs two bytes a character: up to twice its UTF-8 bytes in memory", async () => {

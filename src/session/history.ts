@@ -85,10 +85,17 @@ export const DEFAULT_HISTORY_LIMITS = {
   maxTotalBytes: 128 * 1024 * 1024,
 } as const;
 
+/**
+ * A session in memory. Its messages are the store's own copies, never
+ * changed in place (a change makes a new array), in an array of exactly
+ * their number: thousands of idle sessions keep no spare room. A message's
+ * size is measured again when it is dropped, rather than kept for each.
+ */
 interface Session {
+  /** Its key as first given: kept when the session moves to the end of the map, so one string serves every use. */
+  key: string;
   messages: ChatMessage[];
-  /** jsonBytes of each message. */
-  sizes: number[];
+  /** jsonBytes of the messages, together. */
   bytes: number;
   updatedAt: number;
 }
@@ -102,7 +109,7 @@ interface Session {
  *   session nobody holds is evicted (forgotten). A held session (its turn is
  *   running) never is; once released, the bounds are enforced again.
  *
- * Messages are stored as copies (`structuredClone`), so a stored text never
+ * Messages are stored as copies (`storedCopy`), so a stored text never
  * keeps alive a larger string it was cut from.
  */
 export class MemoryHistoryStore implements HistoryStore {
@@ -157,17 +164,16 @@ export class MemoryHistoryStore implements HistoryStore {
   /** Adds the messages (copies of them, or themselves when `copy` is false: objects nobody else holds). */
   private push(sessionKey: string, messages: readonly ChatMessage[], copy: boolean): AppendOutcome {
     if (messages.length === 0) return { dropped: 0, fitted: false };
-    const session = this.sessions.get(sessionKey) ?? { messages: [], sizes: [], bytes: 0, updatedAt: 0 };
-    this.sessions.delete(sessionKey);
-    this.sessions.set(sessionKey, session);
-    this.total -= session.bytes;
-    for (const message of messages) {
-      const kept = copy ? structuredClone(message) : message;
-      const size = jsonBytes(kept);
-      session.messages.push(kept);
-      session.sizes.push(size);
-      session.bytes += size;
+    const added = copy ? messages.map(storedCopy) : messages.slice();
+    const found = this.sessions.get(sessionKey);
+    const session = found ?? { key: sessionKey, messages: added, bytes: 0, updatedAt: 0 };
+    if (found) {
+      session.messages = found.messages.concat(added);
+      this.sessions.delete(sessionKey);
     }
+    this.sessions.set(session.key, session);
+    this.total -= session.bytes;
+    session.bytes += bytesOf(added, 0, added.length);
     session.updatedAt = this.now();
     const outcome = this.bound(session);
     this.total += session.bytes;
@@ -240,35 +246,32 @@ export class MemoryHistoryStore implements HistoryStore {
     const session = this.sessions.get(sessionKey);
     if (!session) return;
     this.sessions.delete(sessionKey);
-    this.sessions.set(sessionKey, session);
+    this.sessions.set(session.key, session);
   }
 
   /** Applies the per-session limits: oldest exchanges first; the last one, if over on its own, is made to fit. */
   private bound(session: Session): AppendOutcome {
     const { maxMessages, maxBytes } = this.limits;
-    const { messages, sizes } = session;
+    const { messages } = session;
     // The first index kept: a user message (anything before the first one has no exchange to belong to).
     let start = messages.findIndex((m) => m.role === "user");
     if (start < 0) start = messages.length;
     let count = messages.length - start;
-    let bytes = session.bytes - sum(sizes, 0, start);
+    let bytes = session.bytes - bytesOf(messages, 0, start);
     const last = messages.findLastIndex((m) => m.role === "user");
     while ((count > maxMessages || bytes > maxBytes) && start < last) {
       let next = start + 1;
       while (messages[next]!.role !== "user") next++;
       count -= next - start;
-      bytes -= sum(sizes, start, next);
+      bytes -= bytesOf(messages, start, next);
       start = next;
     }
-    messages.splice(0, start);
-    sizes.splice(0, start);
+    if (start > 0) session.messages = messages.slice(start);
     session.bytes = bytes;
     if (count <= maxMessages && bytes <= maxBytes) return { dropped: start, fitted: false };
     // Only the newest exchange is left, and it is over the limits alone.
-    const fitted = fitExchange(messages, this.limits).map((m) => structuredClone(m));
-    messages.splice(0, messages.length, ...fitted);
-    sizes.splice(0, sizes.length, ...fitted.map(jsonBytes));
-    session.bytes = sum(sizes, 0, sizes.length);
+    session.messages = fitExchange(session.messages, this.limits).map(storedCopy);
+    session.bytes = bytesOf(session.messages, 0, session.messages.length);
     return { dropped: start, fitted: true };
   }
 
@@ -284,8 +287,27 @@ export class MemoryHistoryStore implements HistoryStore {
   }
 }
 
-function sum(values: readonly number[], from: number, to: number): number {
+/** jsonBytes of `messages[from..to)`, together. */
+function bytesOf(messages: readonly ChatMessage[], from: number, to: number): number {
   let total = 0;
-  for (let i = from; i < to; i++) total += values[i]!;
+  for (let i = from; i < to; i++) total += jsonBytes(messages[i]);
   return total;
+}
+
+/** Each role's name, one string for every message kept (a copy of a message would make its own). */
+const ROLE_NAMES = new Map<string, ChatMessage["role"]>((["system", "user", "assistant", "tool"] as const).map((role) => [role, role]));
+
+/**
+ * The copy of a message that a session keeps: its texts flat strings of
+ * their own (never a slice keeping a larger string alive), its role's
+ * shared name, and a plain `{ role, content }` (the most common message)
+ * with no room for properties it does not have.
+ */
+function storedCopy(message: ChatMessage): ChatMessage {
+  const copy = structuredClone(message);
+  const role = ROLE_NAMES.get(copy.role) ?? copy.role;
+  const keys = Object.keys(copy);
+  if (keys.length === 2 && keys[0] === "role" && keys[1] === "content") return { role, content: copy.content } as ChatMessage;
+  copy.role = role;
+  return copy;
 }

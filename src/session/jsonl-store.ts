@@ -151,15 +151,15 @@ export class JsonlHistoryStore implements HistoryStore {
   append(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
     if (isTransientKey(sessionKey)) return this.cache.append(sessionKey, messages);
     if (messages.length === 0) return;
-    return this.serial(sessionKey, () => this.commit(sessionKey, () => this.cache.add(sessionKey, messages), messages));
+    return this.serial(sessionKey, () => this.commit(sessionKey, (key) => this.cache.add(key, messages), messages));
   }
 
   replace(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
     if (isTransientKey(sessionKey)) return this.cache.replace(sessionKey, messages);
     return this.serial(sessionKey, () =>
-      this.commit(sessionKey, () => {
+      this.commit(sessionKey, (key) => {
         this.cache.clear(sessionKey);
-        return this.cache.add(sessionKey, messages);
+        return this.cache.add(key, messages);
       }),
     );
   }
@@ -225,7 +225,7 @@ export class JsonlHistoryStore implements HistoryStore {
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;
-    const outcome = this.cache.restore(sessionKey, read.messages, entry.updatedAt);
+    const outcome = this.cache.restore(entry.key, read.messages, entry.updatedAt);
     entry.count = this.cache.count(sessionKey);
     if (read.repaired || outcome.fitted) entry.dirty = true;
   }
@@ -252,23 +252,26 @@ export class JsonlHistoryStore implements HistoryStore {
   /**
    * Applies `change` to the session in memory and writes the outcome: the
    * `appended` lines at the end of its file, or the whole history anew.
-   * Resolves once it is on disk; the meta file follows.
+   * Resolves once it is on disk; the meta file follows. `change` gets the
+   * key string the store keeps (its entry's), for memory to keep the same.
    */
-  private async commit(sessionKey: string, change: () => AppendOutcome, appended?: readonly ChatMessage[]): Promise<void> {
+  private async commit(sessionKey: string, change: (key: string) => AppendOutcome, appended?: readonly ChatMessage[]): Promise<void> {
     this.ensureOpen();
     // Held while it is loaded and changed, so that another session's change cannot evict it in between.
     const release = await this.cache.hold(sessionKey);
     let outcome: AppendOutcome;
     let kept: ChatMessage[];
+    let key: string;
     try {
       await this.load(sessionKey);
-      outcome = change();
+      key = this.stored.get(sessionKey)?.key ?? ownCopy(sessionKey);
+      outcome = change(key);
       kept = this.cache.get(sessionKey);
     } finally {
       release();
     }
     const name = fileNameOf(sessionKey);
-    const entry = this.stored.get(sessionKey) ?? { ...storedEntry(ownCopy(sessionKey), 0), fileBytes: 0, fileLines: 0 };
+    const entry = this.stored.get(sessionKey) ?? { ...storedEntry(key, 0), fileBytes: 0, fileLines: 0 };
     try {
       if (kept.length === 0) {
         await this.files.remove(name);
