@@ -9,9 +9,10 @@
 // and classes the gateway runs with. What only some configs use (the MCP
 // client, the plugin loader, Telegram, the answer readers, the REPL) stays
 // behind `import()` and is a chunk of its own, named after its source
-// (dist/tools/mcp/index.js, ...), loaded on first use. The packages such
-// code needs (the MCP SDK, ajv, grammY) and undici, loaded with the first
-// model call, stay in node_modules. Type declarations come from tsc.
+// (dist/tools/mcp/index.js, ...), loaded on first use; undici (the model
+// transport) is a chunk of its own too, loaded with the first model call.
+// The packages only such optional code needs (the MCP SDK, ajv, grammY)
+// stay in node_modules. Type declarations come from tsc.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -23,8 +24,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
 const src = path.join(root, "src");
 
-/** Loaded from node_modules on first use, never bundled: what only some configs use, and undici (the model transport). */
-export const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "undici", "typescript"];
+/** Loaded from node_modules on first use, never bundled: what only some configs use. */
+const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy"];
 
 /** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
 function packageEntries() {
