@@ -113,26 +113,33 @@ let sessions = 0;
 /** One tool turn, in a fresh session (the same request size every time). */
 const turn = (s: Server) => s.client.chat("read the plan", `b${++sessions}`);
 
-async function measureTurns(gateway: Server, minimal: Server) {
-  for (let i = 0; i < WARMUP; i++) {
-    await turn(gateway);
-    await turn(minimal);
-  }
-  const times = { gateway: [] as number[], minimal: [] as number[] };
-  const cpuBefore = { gateway: cpuMs(gateway.proc.child.pid!), minimal: cpuMs(minimal.proc.child.pid!) };
+/**
+ * One client's turns, interleaved: the gateway, the minimal one, and (for
+ * reference, not a target) the gateway with `session.store: "memory"`,
+ * which shows what writing each new session's file costs.
+ */
+async function measureTurns(gateway: Server, minimal: Server, inMemory: Server) {
+  const servers = { gateway, minimal, inMemory };
+  const kinds = Object.keys(servers) as (keyof typeof servers)[];
+  for (let i = 0; i < WARMUP; i++) for (const which of kinds) await turn(servers[which]);
+  const times = { gateway: [] as number[], minimal: [] as number[], inMemory: [] as number[] };
+  const cpuBefore = Object.fromEntries(kinds.map((which) => [which, cpuMs(servers[which].proc.child.pid!)]));
   for (let i = 0; i < TURNS; i++) {
-    const order = i % 2 === 0 ? (["gateway", "minimal"] as const) : (["minimal", "gateway"] as const);
+    // Each in turn first, second and last.
+    const order = kinds.map((_, k) => kinds[(i + k) % kinds.length]!);
     for (const which of order) {
       const began = performance.now();
-      await turn(which === "gateway" ? gateway : minimal);
+      await turn(servers[which]);
       times[which].push(performance.now() - began);
     }
   }
-  const cpu = {
-    gateway: (cpuMs(gateway.proc.child.pid!) - cpuBefore.gateway) / TURNS,
-    minimal: (cpuMs(minimal.proc.child.pid!) - cpuBefore.minimal) / TURNS,
-  };
+  const cpu = Object.fromEntries(kinds.map((which) => [which, (cpuMs(servers[which].proc.child.pid!) - cpuBefore[which]!) / TURNS])) as Record<
+    keyof typeof servers,
+    number
+  >;
   return {
+    inMemoryP50: percentile(times.inMemory, 50),
+    inMemoryCpuMs: cpu.inMemory,
     gatewayP50: percentile(times.gateway, 50),
     minimalP50: percentile(times.minimal, 50),
     p50Ratio: percentile(times.gateway, 50) / percentile(times.minimal, 50),
@@ -229,11 +236,13 @@ async function measureSessions() {
 export async function benchFloor(): Promise<Record<string, number>> {
   ensureBuilt();
   const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
-  const folder = gatewayProject("floor", {
+  const config = {
     agents: { defaults: { model_name: "fake" } },
     model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
     tools: { todo: { enabled: true } },
-  });
+  };
+  const folder = gatewayProject("floor", config);
+  const memoryFolder = gatewayProject("floor-memory", { ...config, session: { store: "memory" } });
   const servers: Server[] = [];
   try {
     const starts = await measureStarts(folder.dir);
@@ -242,7 +251,9 @@ export async function benchFloor(): Promise<Record<string, number>> {
     const minimal = await server(process.execPath, [path.join(PROCS, "minimal-gateway.mjs")], ROOT, { MODEL_URL: model.url, PORT: "0" });
     servers.push(minimal);
     const idle = await measureIdle(gateway, minimal);
-    const turns = await measureTurns(gateway, minimal);
+    const inMemory = await server(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], memoryFolder.dir, gatewayEnv(0));
+    servers.push(inMemory);
+    const turns = await measureTurns(gateway, minimal, inMemory);
     const loaded = await measureLoad(gateway, minimal);
     for (const s of servers.splice(0)) {
       s.client.close();
@@ -264,6 +275,10 @@ export async function benchFloor(): Promise<Record<string, number>> {
       [
         `tool turn p50 (${TURNS} turns, one client)`,
         `${ms(result.gatewayP50)} vs minimal ${ms(result.minimalP50)}: ${fmt(result.p50Ratio)}x, +${ms(result.gatewayP50 - result.minimalP50)} (target ≤ 1.2x: ${target(result.p50Ratio <= 1.2)})`,
+      ],
+      [
+        "  the same, session.store memory (reference)",
+        `p50 ${ms(result.inMemoryP50)}: ${fmt(result.inMemoryP50 / result.minimalP50)}x, +${ms(result.inMemoryP50 - result.minimalP50)}; CPU ${ms(result.inMemoryCpuMs)}: ${fmt(result.inMemoryCpuMs / result.minimalCpuMs)}x`,
       ],
       ["tool turn p95", `${ms(result.gatewayP95)} vs minimal ${ms(result.minimalP95)}: ${fmt(result.p95Ratio)}x`],
       [
@@ -292,6 +307,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
     }
     await model.stop();
     folder.remove();
+    memoryFolder.remove();
   }
 }
 

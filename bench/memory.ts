@@ -81,11 +81,8 @@ export function ensureBuilt(): void {
     built = statSync(path.join(ROOT, "dist", "main.js")).mtimeMs;
   } catch {}
   if (built >= newest(path.join(ROOT, "src"))) return;
-  const tsc = spawnSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
-    cwd: ROOT,
-    stdio: "inherit",
-  });
-  if (tsc.status !== 0) throw new Error("the build failed");
+  const build = spawnSync(process.execPath, [path.join(ROOT, "scripts", "build.mjs")], { cwd: ROOT, stdio: "inherit" });
+  if (build.status !== 0) throw new Error("the build failed");
 }
 
 interface Gateway {

@@ -4,7 +4,6 @@
 // with `exec`, so a signal sent to `npm start` reaches the gateway.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -25,20 +24,14 @@ function newestSource(dir) {
 const sources = path.join(root, "src");
 // The chat page (web/, built into dist/web by scripts/build-web.mjs), where the project has one.
 const page = path.join(root, "web");
-const pageBuild = path.join(root, "scripts", "build-web.mjs");
-const hasPage = existsSync(page) && existsSync(pageBuild);
+const hasPage = existsSync(page) && existsSync(path.join(root, "scripts", "build-web.mjs"));
 if (existsSync(sources)) {
   const newest = Math.max(newestSource(sources), statSync(path.join(root, "tsconfig.json")).mtimeMs, hasPage ? newestSource(page) : 0);
   const missing = !existsSync(built) || (hasPage && !existsSync(path.join(root, "dist", "web", "index.html")));
   if (missing || newest > statSync(built).mtimeMs) {
     process.stderr.write("picoclaw: sources changed since the last build; building...\n");
-    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-    const result = spawnSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json")], { stdio: "inherit" });
+    const result = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs")], { stdio: "inherit" });
     if (result.status !== 0) process.exit(result.status ?? 1);
-    if (hasPage) {
-      const web = spawnSync(process.execPath, [pageBuild], { stdio: "inherit" });
-      if (web.status !== 0) process.exit(web.status ?? 1);
-    }
   }
 }
 await import(pathToFileURL(built).href);

@@ -8,36 +8,49 @@ import { setMaxListeners } from "node:events";
  */
 export interface JoinedSignal {
   readonly signal: AbortSignal;
+  /** Aborts the joined signal itself (a time limit of the work under it), as a source would. */
+  abort(reason: unknown): void;
   /** Stops listening to the sources; the joined signal keeps its state. */
   dispose(): void;
 }
 
+/** Sources whose listener cap is already lifted (a long-lived one, such as shutdown, is joined by every message). */
+const uncapped = new WeakSet<AbortSignal>();
+
+function uncap(signal: AbortSignal): void {
+  if (uncapped.has(signal)) return;
+  setMaxListeners(0, signal);
+  uncapped.add(signal);
+}
+
 export function joinSignals(sources: readonly (AbortSignal | undefined)[]): JoinedSignal {
-  const present = sources.filter((s): s is AbortSignal => s !== undefined);
   const controller = new AbortController();
   // A signal is joined by everything running under it at once: shutdown and a session's stop
   // switch by every turn, a turn's signal by every call the model asks for (a fan-out of fifty
   // is normal). Each join removes its listener when disposed, so listeners are bounded by
   // what runs, and Node's cap of 10 would only print a warning into the JSON log.
-  setMaxListeners(0, controller.signal);
-  const aborted = present.find((s) => s.aborted);
-  if (aborted) {
-    controller.abort(aborted.reason);
-    return { signal: controller.signal, dispose: () => {} };
-  }
-  for (const source of present) setMaxListeners(0, source);
-  const listeners = present.map((source) => {
-    const listener = () => {
-      controller.abort(source.reason);
-      dispose();
-    };
-    source.addEventListener("abort", listener, { once: true });
-    return [source, listener] as const;
-  });
+  uncap(controller.signal);
+  const listeners: [AbortSignal, () => void][] = [];
   const dispose = () => {
     for (const [source, listener] of listeners) source.removeEventListener("abort", listener);
+    listeners.length = 0;
   };
-  return { signal: controller.signal, dispose };
+  const abort = (reason: unknown) => {
+    dispose();
+    controller.abort(reason);
+  };
+  for (const source of sources) {
+    if (source === undefined) continue;
+    if (source.aborted) {
+      abort(source.reason);
+      break;
+    }
+    uncap(source);
+    const listener = () => abort(source.reason);
+    source.addEventListener("abort", listener, { once: true });
+    listeners.push([source, listener]);
+  }
+  return { signal: controller.signal, abort, dispose };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -73,6 +73,18 @@ describe("public entry points", () => {
   it("tool authors get the same zod the gateway checks their schemas with", async () => {
     const { z: exported } = await import("../src/index.js");
     expect(exported).toBe(z);
+  });
+
+  it("the built entry points share one copy of zod and of our code: a plugin's picoclaw-ts is the gateway's own", () => {
+    // dist/ is bundled with code splitting (scripts/build.mjs): what the
+    // command and the three entries have in common is in shared chunks.
+    const files = readdirSync(path.join(root, "dist"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+    const defining = (marker: string) => files.filter((file) => readFileSync(path.join(root, "dist", file), "utf8").includes(marker));
+    expect(defining('$constructor("ZodError"')).toHaveLength(1);
+    expect(defining("PicoclawError=class extends Error")).toHaveLength(1);
+    const shared = defining('$constructor("ZodError"')[0]!;
+    for (const entry of ["index.js", "embed.js", "main.js"]) expect(readFileSync(path.join(root, "dist", entry), "utf8"), entry).toContain("./chunk-");
+    expect(["index.js", "embed.js", "main.js"]).not.toContain(shared);
   });
 
   it("the scripted model runs the calls a script names, then summarises", async () => {

@@ -66,6 +66,25 @@ describe("the JSONL session store", () => {
     expect(await second.page(KEY, 2)).toEqual({ messages: turn(2), total: 6 });
   });
 
+  it("the folder is the store's while it runs: a new session's first turn reads nothing, so a file put there by hand is seen after a restart", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const store = open();
+    await store.append(KEY, turn(1));
+    const other = "agent:main:http:by-hand";
+    writeFileSync(
+      historyFile(dir, other),
+      `${turn(7)
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
+    expect(await reread(store, other)).toEqual([]);
+    expect(await reread(store)).toEqual(turn(1));
+    await store.close();
+    const next = open();
+    expect(await reread(next, other)).toEqual(turn(7));
+  });
+
   it("keeps one OpenAI-style message per line, appended, and a meta file naming the session", async () => {
     const dir = tempDir();
     const store = opener(dir, { now: () => Date.parse("2026-12-01T10:00:00.000Z") }).open();

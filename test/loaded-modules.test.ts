@@ -4,7 +4,9 @@
  * something configured needs them, and an HTTP model's answer reader (its
  * wire schemas) with its first answer. Proven on the real process: a module loaded with `--import` records
  * every module the gateway loads (ES modules through a loader hook, CommonJS
- * ones from the require cache) and prints the list on SIGUSR2.
+ * ones from the require cache) and prints the list on SIGUSR2. dist/ is
+ * bundled (scripts/build.mjs), but each source loaded with `import()` is a
+ * file of its own there, at its path in src/.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
@@ -35,8 +37,8 @@ interface Gateway {
   stop(): Promise<void>;
 }
 
-async function startGateway(config: unknown): Promise<Gateway> {
-  const project = writeProject({ config });
+async function startGateway(config: unknown, files: Record<string, string> = {}): Promise<Gateway> {
+  const project = writeProject({ config, files });
   const child: ChildProcess = spawn(process.execPath, ["--import", RECORDER, path.join(root, "dist", "main.js"), "gateway"], {
     cwd: project,
     env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
@@ -82,9 +84,7 @@ describe("what a gateway loads", () => {
     const gateway = await startGateway(openaiConfig(model.url));
     try {
       const atStart = await gateway.loaded();
-      // The recorder sees both kinds: ES modules (our own) and CommonJS ones loaded by require (pino's writer).
-      expect(loads(atStart, "/dist/cli.js")).toBe(true);
-      expect(loads(atStart, "/node_modules/sonic-boom/")).toBe(true);
+      expect(loads(atStart, "/dist/main.js")).toBe(true);
       expect(loads(atStart, "/dist/models/openai-decode.js")).toBe(false);
 
       const res = await fetch(`${gateway.url}/v1/chat`, {
@@ -103,11 +103,33 @@ describe("what a gateway loads", () => {
         "/node_modules/grammy/",
         "/dist/tools/plugins/load.js",
         "/dist/models/anthropic-decode.js",
-        "/dist/tools/mcp/hub.js",
+        "/dist/tools/mcp/",
         "/dist/channels/telegram/bot.js",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }
+    } finally {
+      await gateway.stop();
+      await model.close();
+    }
+  });
+
+  it("a plugin with a plain JSON Schema tool brings the plugin loader and ajv (CommonJS, seen through the require cache), and still not the MCP SDK", {
+    timeout: 60_000,
+  }, async () => {
+    const plugin = [
+      "export const tools = [",
+      '  { name: "weather", description: "Plain JSON Schema.", parameters: { type: "object", properties: { city: { type: "string" } } }, execute: () => "clear" },',
+      "];",
+      "",
+    ].join("\n");
+    const model = await FakeModelServer.start(() => textCompletion("hello back"));
+    const gateway = await startGateway({ ...openaiConfig(model.url), tools: { plugins: ["./weather.mjs"] } }, { "weather.mjs": plugin });
+    try {
+      const atStart = await gateway.loaded();
+      expect(loads(atStart, "/dist/tools/plugins/load.js")).toBe(true);
+      expect(loads(atStart, "/node_modules/ajv/dist/")).toBe(true);
+      expect(loads(atStart, "@modelcontextprotocol/sdk")).toBe(false);
     } finally {
       await gateway.stop();
       await model.close();

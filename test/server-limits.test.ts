@@ -206,6 +206,8 @@ describe("an early answer on a kept-alive connection", () => {
   const json = { "content-type": "application/json" };
   it.each([
     ["a body over 1 MiB", 413, {}, { method: "POST", headers: json, body: Buffer.alloc(2 * 1024 * 1024, " ") }],
+    // No Content-Length to judge by: the bytes are counted as they come.
+    ["a chunked body over 1 MiB", 413, {}, { method: "POST", headers: { ...json, "transfer-encoding": "chunked" }, body: Buffer.alloc(2 * 1024 * 1024, " ") }],
     ["a text/plain body", 415, {}, { method: "POST", headers: { "content-type": "text/plain" }, body: '{"message":"hi"}' }],
     ["no token", 401, { token: "s3cret" }, { method: "POST", headers: json, body: '{"message":"hi"}' }],
     ["a foreign origin", 403, {}, { method: "POST", headers: { ...json, origin: "https://evil.example" }, body: '{"message":"hi"}' }],

@@ -26,4 +26,32 @@ describe("joinSignals", () => {
     for (let i = 0; i < 1000; i++) joinSignals([shutdown.signal, new AbortController().signal]).dispose();
     expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(0);
   });
+
+  it("aborted by its own abort (a time limit), it carries that reason and lets go of its sources", () => {
+    const shutdown = new AbortController();
+    const joined = joinSignals([shutdown.signal]);
+    joined.abort(new Error("too slow"));
+    expect((joined.signal.reason as Error).message).toBe("too slow");
+    expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(0);
+    shutdown.abort(new Error("later"));
+    expect((joined.signal.reason as Error).message).toBe("too slow");
+  });
+
+  it("joined by many at once, a long-lived source warns of no listener leak", async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const shutdown = new AbortController();
+      const joins = Array.from({ length: 50 }, () => joinSignals([shutdown.signal]));
+      expect(getEventListeners(shutdown.signal, "abort")).toHaveLength(50);
+      shutdown.abort("stop");
+      expect(joins.every((j) => j.signal.aborted)).toBe(true);
+      // Node emits the warning on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+  });
 });

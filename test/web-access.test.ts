@@ -20,7 +20,7 @@ describe("the package", () => {
   it("ships the built page, so an installed gateway serves it too", { timeout: 60_000 }, async () => {
     const { stdout } = await promisify(execFile)("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root });
     const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
-    expect(files).toEqual(expect.arrayContaining(["dist/page.js", "dist/web/index.html", "dist/web/app.js", "dist/web/app.css", "dist/web/favicon.svg"]));
+    expect(files).toEqual(expect.arrayContaining(["dist/main.js", "dist/web/index.html", "dist/web/app.js", "dist/web/app.css", "dist/web/favicon.svg"]));
     // The page's sources are not needed at run time.
     expect(files.filter((file) => file.startsWith("web/"))).toEqual([]);
   });

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { RequestError } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
@@ -18,7 +17,7 @@ import { hostGuard } from "./host.js";
 import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
 import { type PageFiles, mountPage } from "./page.js";
-import { refuse } from "./refusal.js";
+import { limitBodies } from "./body-limit.js";
 import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
@@ -85,13 +84,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.use("/v1/*", bearerAuth(token));
   app.use("/v1/*", jsonBodies());
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => refuse(c, 413, "payload_too_large", `the body is over ${MAX_BODY_BYTES} bytes`),
-    }),
-  );
+  app.use("/v1/*", limitBodies(MAX_BODY_BYTES));
 
   app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries(), default: runtime.defaultAgentId }));
 

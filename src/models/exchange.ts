@@ -64,7 +64,9 @@ let loading: Promise<Dispatcher> | undefined;
 /** The pool, made with the first call: undici is loaded only by a gateway that calls an HTTP model. */
 function pool(): Dispatcher | Promise<Dispatcher> {
   if (ready) return ready;
-  loading ??= import("undici").then(({ Agent, interceptors }) => {
+  loading ??= import("undici").then((loaded) => {
+    // undici is CommonJS: its exports are the namespace's `default`, whether Node loads it or the bundle holds it (scripts/build.mjs).
+    const { Agent, interceptors } = (loaded.default ?? loaded) as unknown as typeof loaded;
     ready = new Agent({
       connections: MODEL_CONNECTIONS.perOrigin,
       keepAliveTimeout: MODEL_CONNECTIONS.keepAliveMs,

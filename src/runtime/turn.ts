@@ -61,9 +61,8 @@ export function limitReply(max: number): string {
  * deadline the turn is aborted like any other, with a TurnTimeoutError.
  */
 export async function runTurn(input: TurnInput): Promise<TurnResult> {
-  const deadline = new AbortController();
-  const cancel = input.timer(input.timeoutMs, () => deadline.abort(new TurnTimeoutError(input.timeoutMs)));
-  const joined = joinSignals([input.signal, deadline.signal]);
+  const joined = joinSignals([input.signal]);
+  const cancel = input.timer(input.timeoutMs, () => joined.abort(new TurnTimeoutError(input.timeoutMs)));
   try {
     return await loop({ ...input, signal: joined.signal });
   } finally {

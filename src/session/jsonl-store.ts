@@ -219,9 +219,14 @@ export class JsonlHistoryStore implements HistoryStore {
     if (this.closed) throw new Error("the session store is closed");
   }
 
-  /** Puts the session's history in memory, from its file, unless it is there already. */
+  /**
+   * Puts the session's history in memory, from its file, unless it is there
+   * already. A session the folder's scan did not find and this store never
+   * wrote has no file (the store owns the folder while it runs), so a new
+   * session's first turn reads nothing.
+   */
   private async load(sessionKey: string): Promise<void> {
-    if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
+    if (this.cache.has(sessionKey) || this.absent.has(sessionKey) || !this.stored.has(sessionKey)) return;
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;

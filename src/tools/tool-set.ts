@@ -74,6 +74,8 @@ export class ToolSet {
   private readonly state: ToolStates;
   private readonly maxResultBytes: number;
   private readonly redact: Redact;
+  /** Per tool, the reason its calls' signals abort with once a call is over (made once: an Error costs a stack trace). */
+  private readonly overReasons = new Map<string, ToolTimeout>();
 
   constructor(tools: readonly AnyTool[], opts: ToolSetOptions = {}) {
     this.byName = new Map([...tools].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [t.name, t]));
@@ -159,8 +161,7 @@ export class ToolSet {
     const state = this.state.view(tool.name, ctx.agentId, ctx.sessionKey);
     // A call ends when the tool answers, when the turn is aborted (even if the tool ignores
     // its signal: /stop and subagent time limits must not wait for it), or past its limit.
-    const stop = new AbortController();
-    const joined = joinSignals([ctx.signal, stop.signal]);
+    const joined = joinSignals([ctx.signal]);
     const signal = joined.signal;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -169,7 +170,7 @@ export class ToolSet {
       ctx.signal.addEventListener("abort", onAbort, { once: true });
       if (limit > 0) {
         timer = setTimeout(() => {
-          stop.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
+          joined.abort(new ToolTimeout(`tool "${tool.name}" timed out`));
           resolve(toolResult.error(`tool "${tool.name}" did not finish within ${limit} ms (${this.timeoutSetting(tool)}); try again or do without it`));
         }, limit);
       }
@@ -184,16 +185,21 @@ export class ToolSet {
       return normaliseResult(tool.name, await Promise.race([running, cut]));
     } catch (error) {
       if (ctx.signal.aborted) throw abortReason(ctx.signal);
-      if (stop.signal.aborted) return cut;
+      if (signal.aborted) return cut;
       throw error;
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onAbort!);
       // Whatever an abandoned call does later is ignored.
-      stop.abort(new ToolTimeout(`tool "${tool.name}" call is over`));
-      joined.dispose();
+      joined.abort(this.overReason(tool.name));
       cut.catch(() => {});
     }
+  }
+
+  private overReason(name: string): ToolTimeout {
+    let reason = this.overReasons.get(name);
+    if (!reason) this.overReasons.set(name, (reason = new ToolTimeout(`tool "${name}" call is over`)));
+    return reason;
   }
 }
 

@@ -1,0 +1,87 @@
+// `npm run build`: dist/ from src/ (and the chat page from web/).
+//
+// The JavaScript is bundled by esbuild, not emitted file by file: a gateway
+// that loads a few large modules starts much faster than one that resolves,
+// reads and compiles some 250 small ones (zod alone is 95 files). Every
+// entry point (the `picoclaw` command and each of package.json's exports)
+// is built in one run with code splitting, so they share their chunks: a
+// plugin's `import { z, defineTool } from "picoclaw-ts"` gets the very zod
+// and classes the gateway runs with. What only some configs use (the MCP
+// client, the plugin loader, Telegram, the answer readers, the REPL) stays
+// behind `import()` and is a chunk of its own, named after its source
+// (dist/tools/mcp/index.js, ...), loaded on first use; undici (the model
+// transport) is a chunk of its own too, loaded with the first model call.
+// The packages only such optional code needs (the MCP SDK, ajv, grammY)
+// stay in node_modules. Type declarations come from tsc.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const dist = path.join(root, "dist");
+const src = path.join(root, "src");
+
+/** Loaded from node_modules on first use, never bundled: what only some configs use. */
+const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy"];
+
+/** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
+function packageEntries() {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const targets = new Set(["./dist/main.js"]);
+  for (const value of Object.values(pkg.exports ?? {})) {
+    const target = typeof value === "string" ? value : value?.default;
+    if (typeof target === "string") targets.add(target);
+  }
+  return [...targets].map((target) => path.join(src, `${path.basename(target, ".js")}.ts`)).filter((file) => existsSync(file));
+}
+
+/**
+ * Every source file some other one loads with `import("./...")`: each is an
+ * entry point too, so its chunk keeps its source's path and name in dist/
+ * (a reader of a stack trace, or of what a process loaded, can tell them).
+ */
+function lazyEntries(dir = src, found = new Set()) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) lazyEntries(file, found);
+    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) {
+      for (const [, specifier] of readFileSync(file, "utf8").matchAll(/\bimport\(\s*"(\.{1,2}\/[^"]+)\.js"\s*\)/g)) {
+        const target = path.resolve(dir, `${specifier}.ts`);
+        if (existsSync(target)) found.add(target);
+      }
+    }
+  }
+  return found;
+}
+
+rmSync(dist, { recursive: true, force: true });
+await build({
+  entryPoints: [...new Set([...packageEntries(), ...lazyEntries()])],
+  outdir: dist,
+  outbase: src,
+  entryNames: "[dir]/[name]",
+  chunkNames: "chunk-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  external: UNBUNDLED,
+  // Bundled CommonJS packages (pino, yaml, dotenv) call require() for Node's own modules.
+  banner: { js: 'import { createRequire as __picoclawRequire } from "node:module"; const require = __picoclawRequire(import.meta.url);' },
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: true,
+  legalComments: "eof",
+  logLevel: "warning",
+});
+
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+const types = spawnSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json"), "--declaration", "--emitDeclarationOnly"], { stdio: "inherit" });
+if (types.status !== 0) process.exit(types.status ?? 1);
+
+const page = path.join(root, "scripts", "build-web.mjs");
+if (existsSync(page) && existsSync(path.join(root, "web"))) await import(page);
