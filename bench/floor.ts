@@ -12,6 +12,7 @@ import {
   freePort,
   gatewayProject,
   rssBytes,
+  settled,
   startProcess,
   startServer,
 } from "./processes.js";
@@ -38,7 +39,8 @@ import { fmt, percentile, report } from "./support.js";
  * - idle RSS of the gateway process after it answered one turn.
  * - bytes per idle session: a gateway with no config file (the defaults,
  *   the built-in model), 4,000 sessions of one "hello" each; heap and RSS
- *   after a full GC (asked for with SIGUSR2), above the warmed-up baseline.
+ *   after a full GC (asked for with SIGUSR2), once settled, above a baseline
+ *   warmed up by as many turns into 200 sessions.
  */
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
@@ -48,6 +50,7 @@ const CLIENTS = 10;
 const LOAD_ROUND_MS = Number(process.env.BENCH_LOAD_ROUND_MS ?? 3000);
 const LOAD_ROUNDS = 2;
 const IDLE_SESSIONS = Number(process.env.BENCH_IDLE_SESSIONS ?? 4000);
+const WARM_SESSIONS = 200;
 const PROCS = path.join(ROOT, "bench", "procs");
 const MiB = 1024 * 1024;
 
@@ -200,31 +203,46 @@ async function measureIdle(gateway: Server, minimal: Server) {
   return { gatewayIdleRssMiB: rssBytes(gateway.proc.child.pid!) / MiB, minimalIdleRssMiB: rssBytes(minimal.proc.child.pid!) / MiB };
 }
 
-/** Heap and RSS per idle session in a gateway with the default config (no config file: the built-in model). */
-async function measureSessions() {
+/**
+ * Heap and RSS per idle session in a gateway with the default config (no
+ * config file: the built-in model). The baseline is the gateway after as
+ * many turns as the load, into its 200 warm-up sessions: what any traffic
+ * grows (V8's young generation, up to 2 × 16 MiB touched, compiled code,
+ * malloc's arenas) is in it, so that what the load adds is what its new
+ * sessions hold. Both readings wait for the gateway to settle: a burst's
+ * meta files are written for seconds after it, and what that allocates is
+ * not the sessions'. Exported to be run alone.
+ */
+export async function measureSessions() {
   const folder = gatewayProject("floor");
   const gateway = await server(process.execPath, [...GC_NODE_ARGS, path.join(ROOT, "dist", "main.js"), "gateway"], folder.dir, {
     ...gatewayEnv(0),
     PICOCLAW_LOG_LEVEL: "warn",
   });
   const collected = async () => ({ heap: await collectGarbage(gateway.proc), rss: rssBytes(gateway.proc.child.pid!) });
-  const echo = (session: string) => gateway.client.call("POST", "/v1/chat", { message: "hello", session });
-  const pool = async (count: number, prefix: string) => {
+  /** `count` turns of one "hello", 16 at a time, in the sessions `session` names (a client of its own: the last one's sockets may have timed out). */
+  const pool = async (count: number, session: (i: number) => string) => {
+    const client = new Client(gateway.proc.url, 16);
     let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < count) {
-          const res = await echo(`${prefix}${next++}`);
-          if (res.status !== 200) throw new Error(`chat answered ${res.status}: ${res.body.slice(0, 200)}`);
-        }
-      }),
-    );
+    try {
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < count) {
+            const res = await client.call("POST", "/v1/chat", { message: "hello", session: session(next++) });
+            if (res.status !== 200) throw new Error(`chat answered ${res.status}: ${res.body.slice(0, 200)}`);
+          }
+        }),
+      );
+    } finally {
+      client.close();
+    }
   };
   try {
-    await pool(200, "warm");
-    const before = await collected();
-    await pool(IDLE_SESSIONS, "idle");
-    const after = await collected();
+    await pool(WARM_SESSIONS, (i) => `warm${i}`);
+    await pool(IDLE_SESSIONS, (i) => `warm${i % WARM_SESSIONS}`);
+    const before = await settled(collected);
+    await pool(IDLE_SESSIONS, (i) => `idle${i}`);
+    const after = await settled(collected);
     return { sessionHeapBytes: (after.heap - before.heap) / IDLE_SESSIONS, sessionRssBytes: (after.rss - before.rss) / IDLE_SESSIONS };
   } finally {
     gateway.client.close();

@@ -1,9 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { configSchema } from "../src/config/schema.js";
-import { GC_NODE_ARGS, collectGarbage, gatewayProject, startGateway } from "./processes.js";
+import { GC_NODE_ARGS, collectGarbage, gatewayProject, settled, startGateway } from "./processes.js";
 import { fmt, report } from "./support.js";
 
 /**
@@ -147,23 +146,8 @@ async function read(gateway: Gateway): Promise<Reading> {
   return { rss, live: collected.rss, heap: collected.heapUsed };
 }
 
-/**
- * A reading once the gateway has settled: what a burst of requests leaves
- * behind for a while (meta files written 2 s after a change, one at a
- * time; sockets closing) is not what the sessions hold. Reads every second
- * until the heap's live bytes change by under 1 % (at most 20 s).
- */
-async function settledRead(gateway: Gateway): Promise<Reading> {
-  let last = await read(gateway);
-  for (let i = 0; i < 20; i++) {
-    await sleep(1000);
-    const next = await read(gateway);
-    const settled = Math.abs(next.heap - last.heap) < 0.01 * last.heap;
-    last = next;
-    if (settled) break;
-  }
-  return last;
-}
+/** A reading once the gateway has settled (see `settled`). */
+const settledRead = (gateway: Gateway): Promise<Reading> => settled(() => read(gateway));
 
 interface Run {
   baseline: Reading;

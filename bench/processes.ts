@@ -112,8 +112,9 @@ export function startGateway(dir: string, nodeArgs: string[] = []): Promise<Proc
  * itself runs unchanged.
  */
 export const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
-  // Two full collections, and time for the sweepers to give freed pages back, before it says so.
-  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();setTimeout(()=>process.stderr.write("gc done "+process.memoryUsage().heapUsed+"\\n"),250)},50)})',
+  // Two full collections; the heap's live bytes right after the second (whatever runs later allocates is not live
+  // then), and time for the sweepers to give freed pages back, before it says so.
+  'process.on("SIGUSR2",()=>{gc();setTimeout(()=>{gc();const live=process.memoryUsage().heapUsed;setTimeout(()=>process.stderr.write("gc done "+live+"\\n"),250)},50)})',
 )}`;
 
 /** Node options that make a process answer `collectGarbage`. */
@@ -126,6 +127,24 @@ export async function collectGarbage(proc: Proc): Promise<number> {
   proc.child.kill("SIGUSR2");
   while (said().length <= before) await sleep(20);
   return Number(said().at(-1)![1]);
+}
+
+/**
+ * A reading once the process has settled: what a burst of requests leaves
+ * running for a while (meta files written 2 s after a change, one at a
+ * time; sockets closing) is not what the sessions hold. Reads every second
+ * until the heap's live bytes change by under 1 % (at most 20 s).
+ */
+export async function settled<T extends { heap: number }>(read: () => Promise<T>): Promise<T> {
+  let last = await read();
+  for (let i = 0; i < 20; i++) {
+    await sleep(1000);
+    const next = await read();
+    const done = Math.abs(next.heap - last.heap) < 0.01 * last.heap;
+    last = next;
+    if (done) break;
+  }
+  return last;
 }
 
 const CLOCK_TICKS_PER_SECOND = 100;
