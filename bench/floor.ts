@@ -36,6 +36,10 @@ import { fmt, percentile, report } from "./support.js";
  *   - one client: p50 / p95, interleaved, and the CPU each server process
  *     used per turn (from /proc/<pid>/stat, over the same turns);
  *   - 10 concurrent clients: turns/s, rounds alternating between the two.
+ *   Each turn is in a new session, so the gateway makes a new session file
+ *   each time (its default store, jsonl); the same gateway with
+ *   `session.store: "memory"` is measured beside them, for reference (not
+ *   a target), so that the cost of those files shows on its own.
  * - idle RSS of the gateway process after it answered one turn.
  * - bytes per idle session: a gateway with no config file (the defaults,
  *   the built-in model), 4,000 sessions of one "hello" each; heap and RSS
@@ -172,23 +176,28 @@ async function load(s: Server, ms: number): Promise<{ turns: number; seconds: nu
   return { turns, seconds: (performance.now() - began) / 1000, cpuMs: cpuMs(s.proc.child.pid!) - cpuBefore };
 }
 
-async function measureLoad(gateway: Server, minimal: Server) {
-  await load(gateway, 500);
-  await load(minimal, 500);
-  const sum = { gateway: { turns: 0, seconds: 0, cpuMs: 0 }, minimal: { turns: 0, seconds: 0, cpuMs: 0 } };
+async function measureLoad(gateway: Server, minimal: Server, inMemory: Server) {
+  const servers = { gateway, minimal, inMemory };
+  const kinds = Object.keys(servers) as (keyof typeof servers)[];
+  for (const which of kinds) await load(servers[which], 500);
+  const sum = Object.fromEntries(kinds.map((which) => [which, { turns: 0, seconds: 0, cpuMs: 0 }])) as Record<
+    keyof typeof servers,
+    { turns: number; seconds: number; cpuMs: number }
+  >;
   for (let round = 0; round < LOAD_ROUNDS; round++) {
-    const order = round % 2 === 0 ? (["gateway", "minimal"] as const) : (["minimal", "gateway"] as const);
+    const order = kinds.map((_, k) => kinds[(round + k) % kinds.length]!);
     for (const which of order) {
-      const r = await load(which === "gateway" ? gateway : minimal, LOAD_ROUND_MS);
+      const r = await load(servers[which], LOAD_ROUND_MS);
       sum[which].turns += r.turns;
       sum[which].seconds += r.seconds;
       sum[which].cpuMs += r.cpuMs;
     }
   }
-  const rate = (w: "gateway" | "minimal") => sum[w].turns / sum[w].seconds;
+  const rate = (w: keyof typeof servers) => sum[w].turns / sum[w].seconds;
   return {
     gatewayTurnsPerS: rate("gateway"),
     minimalTurnsPerS: rate("minimal"),
+    inMemoryTurnsPerS: rate("inMemory"),
     throughputRatio: rate("gateway") / rate("minimal"),
     gatewayLoadCpuMs: sum.gateway.cpuMs / sum.gateway.turns,
     minimalLoadCpuMs: sum.minimal.cpuMs / sum.minimal.turns,
@@ -272,7 +281,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
     const inMemory = await server(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], memoryFolder.dir, gatewayEnv(0));
     servers.push(inMemory);
     const turns = await measureTurns(gateway, minimal, inMemory);
-    const loaded = await measureLoad(gateway, minimal);
+    const loaded = await measureLoad(gateway, minimal, inMemory);
     for (const s of servers.splice(0)) {
       s.client.close();
       await s.proc.stop();
@@ -307,6 +316,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
         `${CLIENTS} concurrent clients, turns/s`,
         `${fmt(result.gatewayTurnsPerS, 0)} vs minimal ${fmt(result.minimalTurnsPerS, 0)}: ${fmt(result.throughputRatio)}x (target ≥ 0.6x: ${target(result.throughputRatio >= 0.6)})`,
       ],
+      ["  the same, session.store memory (reference)", `${fmt(result.inMemoryTurnsPerS, 0)}: ${fmt(result.inMemoryTurnsPerS / result.minimalTurnsPerS)}x`],
       ["  CPU per turn under that load", `${ms(result.gatewayLoadCpuMs)} vs minimal ${ms(result.minimalLoadCpuMs)}`],
       [
         "idle RSS after one turn",

@@ -87,8 +87,10 @@ export function parseAgentFile(text: string, extra: FrontmatterKeys = {}): Parse
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     return { frontmatter: null, hasFrontmatter: true, body, problems: ["frontmatter must be a YAML mapping"], notes: [] };
   }
-  const parsed = frontmatterSchema.safeParse(data, { reportInput: true });
-  const features = z.object(Object.fromEntries(Object.entries(extra).map(([key, schema]) => [key, schema.optional()]))).safeParse(data, { reportInput: true });
+  const parsed = frontmatterSchema.safeParse(data, { reportInput: true, jitless: true });
+  const features = z
+    .object(Object.fromEntries(Object.entries(extra).map(([key, schema]) => [key, schema.optional()])))
+    .safeParse(data, { reportInput: true, jitless: true });
   const problems = [...(parsed.success ? [] : describeIssues(parsed.error)), ...(features.success ? [] : describeIssues(features.error))];
   if (!parsed.success || !features.success) return { frontmatter: null, hasFrontmatter: true, body, problems, notes: [] };
   const notes = Object.keys(data)

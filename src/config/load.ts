@@ -94,7 +94,8 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
   const overrides = applyEnvOverrides(resolvedRaw, env);
   problems.push(...overrides.problems);
 
-  const parsed = configSchema.safeParse(resolvedRaw, { reportInput: true });
+  // Parsed once: no compiled fast path (zod would build one with new Function, which costs more than it saves here).
+  const parsed = configSchema.safeParse(resolvedRaw, { reportInput: true, jitless: true });
   if (!parsed.success) {
     problems.push(
       ...describeIssues(parsed.error, {
