@@ -75,6 +75,8 @@ await build({
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
+  // A stack trace needs positions only (and src/ is beside dist/ in a checkout); without the sources the maps stay small.
+  sourcesContent: false,
   legalComments: "eof",
   logLevel: "warning",
 });
