@@ -26,7 +26,9 @@ const sources = path.join(root, "src");
 const page = path.join(root, "web");
 const hasPage = existsSync(page) && existsSync(path.join(root, "scripts", "build-web.mjs"));
 if (existsSync(sources)) {
-  const newest = Math.max(newestSource(sources), statSync(path.join(root, "tsconfig.json")).mtimeMs, hasPage ? newestSource(page) : 0);
+  // The build's own settings count as sources: tsconfig.json, and scripts/build.mjs (what is bundled, and how).
+  const settings = ["tsconfig.json", path.join("scripts", "build.mjs")].map((file) => statSync(path.join(root, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  const newest = Math.max(newestSource(sources), ...settings, hasPage ? newestSource(page) : 0);
   const missing = !existsSync(built) || (hasPage && !existsSync(path.join(root, "dist", "web", "index.html")));
   if (missing || newest > statSync(built).mtimeMs) {
     process.stderr.write("picoclaw: sources changed since the last build; building...\n");

@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "..");
 
 describe("npm start's script", () => {
-  it("builds when there is no build or a source is newer, and otherwise runs the build at once", { timeout: 120_000 }, async () => {
+  it("builds when there is no build or a source (or the build script) is newer, and otherwise runs the build at once", { timeout: 120_000 }, async () => {
     const dir = tempDir("picoclaw-start-");
     mkdirSync(path.join(dir, "scripts"));
     mkdirSync(path.join(dir, "src"));
@@ -47,5 +47,12 @@ describe("npm start's script", () => {
     const third = await start();
     expect(third.stderr).toContain("building");
     expect(third.stdout).toBe("ran the new one\n");
+
+    // The build's own script counts as a source: what is bundled, and how.
+    const evenLater = new Date(Date.now() + 10_000);
+    utimesSync(path.join(dir, "scripts", "build.mjs"), evenLater, evenLater);
+    const fourth = await start();
+    expect(fourth.stderr).toContain("building");
+    expect(fourth.stdout).toBe("ran the new one\n");
   });
 });
