@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { configSchema } from "../src/config/schema.js";
 import { GC_NODE_ARGS, collectGarbage, gatewayProject, settled, startGateway } from "./processes.js";
@@ -69,19 +69,10 @@ function memoryOf(pid: number): Memory {
   }
 }
 
-/** Builds dist/ when any source file is newer than dist/main.js (what `npm start` runs). */
+/** Builds dist/ when `npm start` would: scripts/start.mjs decides (sources, build settings, packages), here with `--version` as the command. */
 export function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(
-      ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(path.join(dir, e.name)) : statSync(path.join(dir, e.name)).mtimeMs)),
-    );
-  let built = 0;
-  try {
-    built = statSync(path.join(ROOT, "dist", "main.js")).mtimeMs;
-  } catch {}
-  if (built >= newest(path.join(ROOT, "src"))) return;
-  const build = spawnSync(process.execPath, [path.join(ROOT, "scripts", "build.mjs")], { cwd: ROOT, stdio: "inherit" });
-  if (build.status !== 0) throw new Error("the build failed");
+  const start = spawnSync(process.execPath, [path.join(ROOT, "scripts", "start.mjs"), "--version"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  if (start.status !== 0) throw new Error("the build failed");
 }
 
 interface Gateway {

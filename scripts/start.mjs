@@ -1,6 +1,7 @@
 // `npm start`: the gateway from dist/, at once. It rebuilds first only when a
-// source file is newer than the build (after a `git pull` or an edit), which
-// costs a few milliseconds of file stats when nothing changed. npm runs this
+// source file is newer than the build (after a `git pull`, an edit or a
+// change of packages), which costs a few milliseconds of file stats when
+// nothing changed. npm runs this
 // with `exec`, so a signal sent to `npm start` reaches the gateway.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -26,8 +27,12 @@ const sources = path.join(root, "src");
 const page = path.join(root, "web");
 const hasPage = existsSync(page) && existsSync(path.join(root, "scripts", "build-web.mjs"));
 if (existsSync(sources)) {
-  // The build's own settings count as sources: tsconfig.json, and scripts/build.mjs (what is bundled, and how).
-  const settings = ["tsconfig.json", path.join("scripts", "build.mjs")].map((file) => statSync(path.join(root, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  // These count as sources too: tsconfig.json; scripts/build.mjs (what is bundled, and how); and
+  // npm's record of what node_modules holds, rewritten by every install, update or removal, since
+  // the bundle carries copies of the packages it uses.
+  const settings = ["tsconfig.json", path.join("scripts", "build.mjs"), path.join("node_modules", ".package-lock.json")].map(
+    (file) => statSync(path.join(root, file), { throwIfNoEntry: false })?.mtimeMs ?? 0,
+  );
   const newest = Math.max(newestSource(sources), ...settings, hasPage ? newestSource(page) : 0);
   const missing = !existsSync(built) || (hasPage && !existsSync(path.join(root, "dist", "web", "index.html")));
   if (missing || newest > statSync(built).mtimeMs) {

@@ -213,6 +213,19 @@ describe("the JSONL session store", () => {
     expect(await reread(second, key)).toEqual(turn(1));
   });
 
+  it("a session under a shortened name whose meta file a crash left unwritten is read by its next turn, and memory and file stay the same", async () => {
+    const dir = tempDir();
+    const { open, warnings } = opener(dir);
+    const key = `agent:main:http:${"Z".repeat(128)}`;
+    writeFileSync(historyFile(dir, key), `${turn(1).map((m) => JSON.stringify(m)).join("\n")}\n`);
+    const store = open();
+    expect(warnings.join("\n")).toContain("cannot tell which session it holds");
+    expect(await reread(store, key)).toEqual(turn(1));
+    await store.append(key, turn(2));
+    expect(store.get(key)).toEqual([...turn(1), ...turn(2)]);
+    expect(lines(historyFile(dir, key))).toEqual([...turn(1), ...turn(2)]);
+  });
+
   it("clear is durable: the files go, and after a restart the session is empty", async () => {
     const dir = tempDir();
     const { open } = opener(dir);

@@ -2,7 +2,7 @@ import { ConfigError, messageOf } from "../errors.js";
 import { type Timer, realTimer } from "../signals.js";
 import type { ChatMessage } from "../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
-import { fileNameOf } from "./file-names.js";
+import { fileNameOf, keyOfFileName } from "./file-names.js";
 import {
   type AppendOutcome,
   DEFAULT_HISTORY_LIMITS,
@@ -223,10 +223,13 @@ export class JsonlHistoryStore implements HistoryStore {
    * Puts the session's history in memory, from its file, unless it is there
    * already. A session the folder's scan did not find and this store never
    * wrote has no file (the store owns the folder while it runs), so a new
-   * session's first turn reads nothing.
+   * session's first turn reads nothing. Except under a shortened name: the
+   * scan leaves such a file alone when its meta file is missing (a crash
+   * before it was written), and only reading it by its key finds it.
    */
   private async load(sessionKey: string): Promise<void> {
-    if (this.cache.has(sessionKey) || this.absent.has(sessionKey) || !this.stored.has(sessionKey)) return;
+    if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
+    if (!this.stored.has(sessionKey) && keyOfFileName(fileNameOf(sessionKey)) === sessionKey) return;
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;
@@ -360,7 +363,13 @@ export class JsonlHistoryStore implements HistoryStore {
       this.stored.delete(key);
       this.warn(`removed the stored session ${key}: session.max_stored keeps ${this.maxStored} sessions, and it was changed least recently`);
       void this.serial(key, async () => {
-        await this.files.remove(fileNameOf(entry.key));
+        try {
+          await this.files.remove(fileNameOf(entry.key));
+        } catch (error) {
+          // Its file is still there: the index says so, so the session's next turn reads it.
+          if (!this.stored.has(key)) this.stored.set(entry.key, entry);
+          throw error;
+        }
         this.cache.clear(key);
       }).catch((error: unknown) => this.warn(messageOf(error)));
     }
