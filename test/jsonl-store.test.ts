@@ -217,7 +217,12 @@ describe("the JSONL session store", () => {
     const dir = tempDir();
     const { open, warnings } = opener(dir);
     const key = `agent:main:http:${"Z".repeat(128)}`;
-    writeFileSync(historyFile(dir, key), `${turn(1).map((m) => JSON.stringify(m)).join("\n")}\n`);
+    writeFileSync(
+      historyFile(dir, key),
+      `${turn(1)
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
     const store = open();
     expect(warnings.join("\n")).toContain("cannot tell which session it holds");
     expect(await reread(store, key)).toEqual(turn(1));

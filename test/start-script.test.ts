@@ -24,7 +24,8 @@ describe("npm start's script", () => {
     for (const script of ["start.mjs", "build.mjs"]) copyFileSync(path.join(root, "scripts", script), path.join(dir, "scripts", script));
     // The build's tools from the repository's node_modules, under a record of installed packages of this project's own.
     mkdirSync(path.join(dir, "node_modules"));
-    for (const name of ["esbuild", "@esbuild", "typescript", "@types"]) symlinkSync(path.join(root, "node_modules", name), path.join(dir, "node_modules", name));
+    for (const name of ["esbuild", "@esbuild", "typescript", "@types"])
+      symlinkSync(path.join(root, "node_modules", name), path.join(dir, "node_modules", name));
     const installed = path.join(dir, "node_modules", ".package-lock.json");
     writeFileSync(installed, "{}\n");
     writeFileSync(
