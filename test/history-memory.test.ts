@@ -82,7 +82,7 @@ describe("what the history keeps in memory", () => {
       for (let n = 0; n < count; n++) store.append(`agent:main:http:idle${n}`, exchange(n));
     });
     expect(store.size).toBe(count);
-    // About 360 bytes: its key, the session and its array, two messages and their texts, its entry in the map.
+    // About 400 bytes: its key, the session and its array, two messages and their texts, its entry in the map.
     expect(perSession).toBeLessThan(450);
   });
 
