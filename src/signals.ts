@@ -29,7 +29,7 @@ export function joinSignals(sources: readonly (AbortSignal | undefined)[]): Join
   // switch by every turn, a turn's signal by every call the model asks for (a fan-out of fifty
   // is normal). Each join removes its listener when disposed, so listeners are bounded by
   // what runs, and Node's cap of 10 would only print a warning into the JSON log.
-  uncap(controller.signal);
+  setMaxListeners(0, controller.signal);
   const listeners: [AbortSignal, () => void][] = [];
   const dispose = () => {
     for (const [source, listener] of listeners) source.removeEventListener("abort", listener);
