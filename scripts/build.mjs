@@ -12,13 +12,18 @@
 // (dist/tools/mcp/index.js, ...), loaded on first use; undici (the model
 // transport) is a chunk of its own too, loaded with the first model call.
 // The packages only such optional code needs (the MCP SDK, ajv, grammY)
-// stay in node_modules. Type declarations come from tsc.
+// stay in node_modules. Type declarations come from tsc; `--no-types`
+// leaves them as they are (npm start rebuilds with it: running needs only
+// the JavaScript, in under a second, while tsc takes several). The last
+// step records a digest of what the build was made from
+// (scripts/build-inputs.mjs), which tells npm start the build is current.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { STAMP, buildInputs, digestOf } from "./build-inputs.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -57,7 +62,21 @@ function lazyEntries(dir = src, found = new Set()) {
   return found;
 }
 
-rmSync(dist, { recursive: true, force: true });
+/** The JavaScript (and its maps) of the last build, which the next one replaces. */
+function removeScripts(dir) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) removeScripts(file);
+    else if (/\.js(\.map)?$/.test(entry.name)) rmSync(file);
+  }
+}
+
+const withTypes = !process.argv.includes("--no-types");
+// Read before building: a source edited meanwhile makes the next start build again.
+const inputs = digestOf(root, buildInputs(root));
+rmSync(path.join(root, STAMP), { force: true });
+if (withTypes) rmSync(dist, { recursive: true, force: true });
+else if (existsSync(dist)) removeScripts(dist);
 await build({
   entryPoints: [...new Set([...packageEntries(), ...lazyEntries()])],
   outdir: dist,
@@ -81,9 +100,12 @@ await build({
   logLevel: "warning",
 });
 
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const types = spawnSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json"), "--declaration", "--emitDeclarationOnly"], { stdio: "inherit" });
-if (types.status !== 0) process.exit(types.status ?? 1);
+if (withTypes) {
+  const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  const types = spawnSync(process.execPath, [tsc, "-p", path.join(root, "tsconfig.json"), "--declaration", "--emitDeclarationOnly"], { stdio: "inherit" });
+  if (types.status !== 0) process.exit(types.status ?? 1);
+}
 
 const page = path.join(root, "scripts", "build-web.mjs");
 if (existsSync(page) && existsSync(path.join(root, "web"))) await import(page);
+writeFileSync(path.join(root, STAMP), `${inputs}\n`);
