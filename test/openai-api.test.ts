@@ -232,23 +232,7 @@ describe("the OpenAI-compatible API", () => {
       call.text("Two cats.");
       call.finish();
     })();
-    const answer = await client.chat.completions.create({
-      model: "main",
-      messages: [
-        { role: "user", content: [{ type: "image_url", image_url: { url: cat } }] },
-        { role: "assistant", content: "A cat." },
-        {
-          role: "user",
-          content: [
-            { type: "text", text: "And this one?" },
-            { type: "image_url", image_url: { url: "https://example.com/cat.png", detail: "low" } },
-          ],
-        },
-      ],
-    });
-    await answering;
-    expect(answer.choices[0]!.message.content).toBe("Two cats.");
-    expect(model.calls[0]!.body.messages.slice(1)).toEqual([
+    const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
       { role: "user", content: [{ type: "image_url", image_url: { url: cat } }] },
       { role: "assistant", content: "A cat." },
       {
@@ -258,7 +242,12 @@ describe("the OpenAI-compatible API", () => {
           { type: "image_url", image_url: { url: "https://example.com/cat.png", detail: "low" } },
         ],
       },
-    ]);
+    ];
+    const answer = await client.chat.completions.create({ model: "main", messages });
+    await answering;
+    expect(answer.choices[0]!.message.content).toBe("Two cats.");
+    // The conversation reaches the model as the client sent it, after the system prompt.
+    expect(model.calls[0]!.body.messages.slice(1)).toEqual(messages);
   });
 
   it("refuses what it cannot honour with a 400 naming it, and runs nothing", async () => {
