@@ -22,12 +22,12 @@ function current() {
   if (!made || !existsSync(built)) return false;
   if (existsSync(path.join(root, "web")) && !existsSync(path.join(root, "dist", "web", "index.html"))) return false;
   const inputs = buildInputs(root);
-  const newest = newestOf(inputs);
-  if (newest <= made.mtimeMs) return true;
+  if (newestOf(inputs) <= made.mtimeMs) return true;
   if (readFileSync(stamp, "utf8").trim() !== digestOf(root, inputs)) return false;
-  // Newer times, same contents: the stamp takes the newest time, so the next start needs only the stats.
-  const time = new Date(Math.max(Date.now(), newest));
-  utimesSync(stamp, time, time);
+  // Newer times, same contents: the stamp takes the time of now, so the next start needs only the stats.
+  // (Not a file's time from the future: an edit made before then would go unseen.)
+  const now = new Date();
+  utimesSync(stamp, now, now);
   return true;
 }
 
