@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
-import { createPlanStore, listView } from "../src/tools/todo/plans.js";
+import { createPlanStore, listView } from "../src/features/todo/plans.js";
 import { ToolStates } from "../src/tools/tool-states.js";
-import { createTodoTool } from "../src/tools/todo/list/tool.js";
-import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/tools/todo/list/validate.js";
+import { createTodoTool } from "../src/features/todo/list/tool.js";
+import { type TodoItem, renderTodoResult, validateTodoArgs } from "../src/features/todo/list/validate.js";
 import { fmt, report } from "./support.js";
 
 /**

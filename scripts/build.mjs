@@ -9,7 +9,7 @@
 // and classes the gateway runs with. What only some configs use (the MCP
 // client, the plugin loader, Telegram, the answer readers, the REPL) stays
 // behind `import()` and is a chunk of its own, named after its source
-// (dist/tools/mcp/index.js, ...), loaded on first use; undici (the model
+// (dist/features/mcp/index.js, ...), loaded on first use; undici (the model
 // transport) is a chunk of its own too, loaded with the first model call.
 // The packages only such optional code needs (the MCP SDK, ajv, grammY)
 // stay in node_modules. Type declarations come from tsc; `--no-types`

@@ -7,20 +7,20 @@ import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
 import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
 import { AbortedError, ConfigError } from "./errors.js";
-import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature } from "./feature/feature.js";
+import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature } from "./port/feature.js";
 import { type Logger, redactingLogger } from "./log.js";
 import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { Runtime } from "./runtime/runtime.js";
-import type { McpHub, McpStartReport } from "./tools/mcp/index.js";
-import { mcpFeature } from "./tools/mcp/feature.js";
-import { pluginFeature } from "./tools/plugins/feature.js";
+import type { McpHub, McpStartReport } from "./features/mcp/index.js";
+import { mcpFeature } from "./features/mcp/feature.js";
+import { pluginFeature } from "./features/plugins/feature.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
-import { type SubagentFeature, subagentFeature } from "./tools/subagent/feature.js";
-import { type TodoFeature, todoFeature } from "./tools/todo/feature.js";
-import { telegramChannel } from "./channels/telegram/feature.js";
+import { type SubagentFeature, subagentFeature } from "./features/subagents/feature.js";
+import { type TodoFeature, todoFeature } from "./features/todo/feature.js";
+import { telegramChannel } from "./features/telegram/feature.js";
 import type { HistoryStore } from "./session/history.js";
 import { JsonlHistoryStore } from "./session/jsonl-store.js";
 
@@ -227,13 +227,13 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
   const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, BUILT_IN_ORIGIN]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, EMBEDDER_ORIGIN);
   const specs = loaded.config.tools.plugins;
-  const plugins = specs.length > 0 ? await (await import("./tools/plugins/load.js")).loadPlugins(specs, loaded.baseDir, taken) : [];
+  const plugins = specs.length > 0 ? await (await import("./features/plugins/load.js")).loadPlugins(specs, loaded.baseDir, taken) : [];
   const pluginTools = plugins.flatMap((p) => p.tools);
   const features = [...(opts.features ?? []), pluginFeature(plugins)];
 
   const servers = loaded.config.tools.mcp.servers;
   if (Object.keys(servers).length > 0) {
-    const { McpHub } = await import("./tools/mcp/index.js");
+    const { McpHub } = await import("./features/mcp/index.js");
     const hub = new McpHub(servers, {
       logger: opts.logger,
       redact: opts.redact,

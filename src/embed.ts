@@ -19,18 +19,18 @@ export type {
   RuntimeStats,
   SessionSummary,
 } from "./runtime/options.js";
-export type { MessageEvent, MessageObserver } from "./runtime/message-stream.js";
-export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./feature/feature.js";
-export type { Command, CommandContext } from "./feature/command.js";
-export type { FeatureRoute, RouteRequest, RouteAnswer } from "./feature/route.js";
-export type { RuntimeEvents, EventScope, EventName } from "./feature/events.js";
+export type { MessageEvent, MessageObserver } from "./runtime/streams/message-stream.js";
+export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./port/feature.js";
+export type { Command, CommandContext } from "./port/command.js";
+export type { FeatureRoute, RouteRequest, RouteAnswer } from "./port/route.js";
+export type { RuntimeEvents, EventScope, EventName } from "./port/events.js";
 export { SessionState, type SessionScoped, type ClearReason } from "./session/state.js";
 export type { HistoryStore, HistoryPage, SessionInfo } from "./session/history.js";
-export type { Subscription, OutboxItem } from "./runtime/outbox.js";
+export type { Subscription, OutboxItem } from "./runtime/streams/outbox.js";
 export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 export type { AgentDefinition } from "./agents/agent.js";
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, Usage } from "./models/provider.js";
 export type { ChatMessage, ContentPart, Thinking, ToolCall, ToolSpec } from "./models/message.js";
-export type { ImageInput } from "./runtime/images.js";
+export type { ImageInput } from "./runtime/turn/images.js";
 export { PicoclawError, ConfigError, ModelError, RequestError, AbortedError, TurnTimeoutError, type ErrorCode } from "./errors.js";
 export { createLogger, silentLogger, type Logger } from "./log.js";

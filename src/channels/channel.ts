@@ -1,4 +1,4 @@
-import type { FeatureHost } from "../feature/feature.js";
+import type { FeatureHost } from "../port/feature.js";
 
 /**
  * Chat channels: features that carry messages between a chat app and the

@@ -1,5 +1,5 @@
 import { AbortedError, ModelError, PicoclawError, messageOf } from "../errors.js";
-import type { SessionItem } from "../feature/feature.js";
+import type { SessionItem } from "../port/feature.js";
 import { sessionKeyFor } from "../session/key.js";
 import type { ChannelHost, UserMessage, ChatTransport } from "./channel.js";
 import { wait } from "./wait.js";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Logger } from "../log.js";
-import type { MessageEvent } from "../runtime/message-stream.js";
+import type { MessageEvent } from "../runtime/streams/message-stream.js";
 import type { MessageInput, MessageOutcome } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RequestError } from "../errors.js";
-import { IMAGE_LIMITS, type ImageInput, imageProblem } from "../runtime/images.js";
+import { IMAGE_LIMITS, type ImageInput, imageProblem } from "../runtime/turn/images.js";
 import { type PathPart, describeIssues, formatPath } from "../validation.js";
 
 /**

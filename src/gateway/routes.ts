@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { RequestError } from "../errors.js";
-import type { FeatureRoute } from "../feature/route.js";
+import type { FeatureRoute } from "../port/route.js";
 import { parseSessionKey } from "../session/key.js";
 
 /** A session key from the URL, checked (its form, not whether the session exists). */

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { AbortedError } from "../errors.js";
 import type { Timer } from "../signals.js";
-import type { SessionItem } from "../feature/feature.js";
+import type { SessionItem } from "../port/feature.js";
 
 /** How long a streamed answer may stay quiet before a comment line keeps proxies from cutting it. */
 export const HEARTBEAT_MS = 15_000;

@@ -4,9 +4,9 @@ import { type AgentSummary, agentSummaries, agentWarnings } from "../agents/over
 import { ToolPolicy } from "../agents/policy.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
-import { EventBus, type EventName, type Listener } from "../feature/events.js";
-import type { Clock, Delivery, FeatureHost } from "../feature/feature.js";
-import type { FeatureRoute } from "../feature/route.js";
+import { EventBus, type EventName, type Listener } from "../port/events.js";
+import type { Clock, Delivery, FeatureHost } from "../port/feature.js";
+import type { FeatureRoute } from "../port/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
@@ -14,20 +14,20 @@ import { agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey } from ".
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
-import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./commands.js";
-import { BackgroundTurns } from "./background-turns.js";
+import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
+import { BackgroundTurns } from "./messages/background-turns.js";
 import { KeyQueue } from "../session/key-queue.js";
-import { Outbox, type Subscription } from "./outbox.js";
-import { StopSwitches } from "./stop-switches.js";
-import { FeatureSet } from "./feature-set.js";
-import { MessageWatches } from "./message-stream.js";
-import { MessagePipeline } from "./message-pipeline.js";
-import { OneMessageSessions } from "./one-message-sessions.js";
+import { Outbox, type Subscription } from "./streams/outbox.js";
+import { StopSwitches } from "./messages/stop-switches.js";
+import { FeatureSet } from "./assembly/feature-set.js";
+import { MessageWatches } from "./streams/message-stream.js";
+import { MessagePipeline } from "./messages/message-pipeline.js";
+import { OneMessageSessions } from "./messages/one-message-sessions.js";
 import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
-import { ContextFitter } from "./context-provider.js";
-import { announceTurns } from "./turn-notices.js";
-import { TurnRunner } from "./turn-runner.js";
-import { Work } from "./work.js";
+import { ContextFitter } from "./context/context-provider.js";
+import { announceTurns } from "./streams/turn-notices.js";
+import { TurnRunner } from "./turn/turn-runner.js";
+import { Work } from "./turn/work.js";
 
 /**
  * The provider-free core: agents, models, sessions, turns, slash commands.

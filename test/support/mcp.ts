@@ -2,7 +2,7 @@ import { looseState } from "./tools.js";
 import { fileURLToPath } from "node:url";
 import type { McpServerConfig } from "../../src/config/schema.js";
 import type { ToolContext } from "../../src/tools/tool.js";
-import { McpHub, type McpHubOptions } from "../../src/tools/mcp/index.js";
+import { McpHub, type McpHubOptions } from "../../src/features/mcp/index.js";
 import { type RecordingLogger, recordingLogger } from "./project.js";
 import { ManualClock } from "./timers.js";
 

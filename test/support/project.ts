@@ -8,10 +8,10 @@ import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
-import type { Feature } from "../../src/feature/feature.js";
+import type { Feature } from "../../src/port/feature.js";
 import type { Timer } from "../../src/signals.js";
 import type { AnyTool } from "../../src/tools/registry.js";
-import type { SharedPlanStore } from "../../src/tools/todo/plans.js";
+import type { SharedPlanStore } from "../../src/features/todo/plans.js";
 
 /**
  * A temporary folder removed when the current test ends. `inRepo` puts it

@@ -1,4 +1,4 @@
-import type { MessageEvent } from "../../runtime/message-stream.js";
+import type { MessageEvent } from "../../runtime/streams/message-stream.js";
 import type { MessageOutcome } from "../../runtime/options.js";
 
 /**

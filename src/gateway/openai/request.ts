@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RequestError } from "../../errors.js";
-import type { ImageInput } from "../../runtime/images.js";
+import type { ImageInput } from "../../runtime/turn/images.js";
 import type { ConversationInput } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
 import { describeIssues } from "../../validation.js";

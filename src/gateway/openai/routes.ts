@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { nanoid } from "nanoid";
 import { RequestError } from "../../errors.js";
 import type { Logger } from "../../log.js";
-import type { MessageObserver } from "../../runtime/message-stream.js";
+import type { MessageObserver } from "../../runtime/streams/message-stream.js";
 import type { MessageOutcome } from "../../runtime/options.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { joinSignals } from "../../signals.js";

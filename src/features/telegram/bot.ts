@@ -1,0 +1,78 @@
+import type { TelegramChannelConfig } from "../../config/channel-schema.js";
+import type { ChannelHost } from "../../channels/channel.js";
+import { ChatRelay } from "../../channels/relay.js";
+import { type AllowList, senderLabel } from "./access.js";
+import { type TelegramApi, telegramApi } from "./api.js";
+import { incomingOf, isStart } from "./incoming.js";
+import { Poller } from "./polling.js";
+import { TelegramSender } from "./send.js";
+
+/** What the channel knows before its bot runs: its name and label, its config path, its agent and who may write. */
+export interface BotSetting {
+  entry: TelegramChannelConfig;
+  name: string;
+  label: string;
+  path: string;
+  agent: { id: string; name: string; description: string };
+  allowed: AllowList;
+}
+
+/**
+ * A running Telegram bot: grammY's client, long polling, and the relay every
+ * channel shares. Made when the channel starts (this module, and grammY
+ * with it, is imported only then), stopped and closed with the runtime.
+ */
+export class TelegramBot {
+  private readonly client: TelegramApi;
+  private readonly relay: ChatRelay;
+  private readonly poller: Poller;
+
+  constructor(host: ChannelHost, setting: BotSetting) {
+    const { entry, name, label, path, agent, allowed } = setting;
+    this.client = telegramApi({
+      token: entry.token,
+      apiRoot: entry.api_root,
+      timer: host.timer,
+      onRetry: (retry) => host.logger.warn(`${label}: ${retry.method} failed (${retry.why}); trying again in ${retry.waitMs / 1000} s`),
+    });
+    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport: new TelegramSender(this.client, host.logger, label), label });
+    this.relay = relay;
+    this.poller = new Poller({
+      client: this.client,
+      timer: host.timer,
+      logger: host.logger,
+      label,
+      tokenPath: `${path}.token`,
+      onUpdate: (update, me) => {
+        const incoming = incomingOf(update, me.username);
+        if (!incoming) return;
+        if (!allowed.allows(incoming.sender)) {
+          host.logger.warn(`${label}: ignored a message from user ${senderLabel(incoming.sender)} in chat ${incoming.chatId}: not in ${path}.allow_from`);
+          return;
+        }
+        if (isStart(incoming.text)) relay.reply(incoming.chatId, greeting(agent));
+        else relay.receive(incoming);
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.poller.start();
+  }
+
+  async stop(): Promise<void> {
+    this.relay.stop();
+    await this.poller.stop();
+  }
+
+  async close(): Promise<void> {
+    await this.poller.stop();
+    await this.relay.close();
+    this.client.dispose();
+  }
+}
+
+function greeting(agent: { name: string; description: string }): string {
+  const about = agent.description ? ` (${agent.description})` : "";
+  return `Hello! I am ${agent.name}${about}. Write to me and I will answer. /help lists the commands; /new starts a fresh conversation.`;
+}

@@ -1,0 +1,88 @@
+import { z } from "zod";
+import type { AgentDefinition } from "../../agents/agent.js";
+import { TODO_STYLES } from "../../config/schema.js";
+import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } from "../../port/feature.js";
+import type { FeatureRoute } from "../../port/route.js";
+import { agentOfKey } from "../../session/key.js";
+import { todoCommand } from "./command.js";
+import type { PlanUpdate } from "./events.js";
+import { type ListPlanChange, createTodoTool, readTodos } from "./list/tool.js";
+import { createPhasesTool } from "./phases/tool.js";
+import { type SharedPlanStore, type TodoStyle, createPlanStore, listAsPhases, listView, phasesView } from "./plans.js";
+
+export const TODO_TOOL = "todo";
+
+/** The todo feature's parts, kept for the composition root and tests (plans held now). */
+export interface TodoFeature extends Feature {
+  /** The shared plan store, once set up. */
+  readonly plans: SharedPlanStore | undefined;
+}
+
+/**
+ * The todo feature: one `todo` tool in two styles (PicoClaw's list, and
+ * phases of tasks), a plan store shared by both, `/todo`, the
+ * `GET /v1/sessions/<key>/todos` view and the `plan.updated` event. An
+ * agent gets the style its AGENT.md `todo_style` names, else
+ * `tools.todo.style`.
+ */
+export function todoFeature(): TodoFeature {
+  let plans: SharedPlanStore | undefined;
+  return {
+    name: "todo",
+    frontmatter: { todo_style: z.enum(TODO_STYLES) },
+    get plans() {
+      return plans;
+    },
+    setup(host: FeatureHost): FeatureParts {
+      const { config, events } = host;
+      const store = createPlanStore(config.tools.todo.max_plans);
+      plans = store;
+      const styleOf = (agent: AgentDefinition): TodoStyle => (agent.settings.todo_style as TodoStyle | undefined) ?? config.tools.todo.style;
+      // A plan changed: the event, and a notice to the session's open streams (a UI's plan panel), the same for both styles.
+      const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => {
+        events.emit("plan.updated", { agentId, sessionKey, ...update });
+        host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
+      };
+      // What the tools publish (`ctx.publish`) is the plan after their change.
+      events.on("tool.update", (e) => {
+        if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange));
+      });
+      const phasesTool = createPhasesTool(phasesView(store));
+
+      const todosRoute: FeatureRoute = {
+        method: "GET",
+        path: "/v1/sessions/:key/todos",
+        handle: ({ params, query }) => {
+          const key = params.key!;
+          // The agent in the key, or another one named (a delegated subagent's plan).
+          const agent = host.agent(query("agent") ?? agentOfKey(key)!);
+          if (styleOf(agent) === "phases") return { json: { style: "phases", phases: phasesView(store).read(agent.id, key) ?? [] } };
+          return { jsonText: readTodos(listView(store), agent.id, key) };
+        },
+      };
+
+      return {
+        tools: [createTodoTool(listView(store))],
+        origin: () => BUILT_IN_ORIGIN,
+        toolFor: (tool, agent) => (styleOf(agent) === "phases" ? phasesTool : tool),
+        sessionState: [store],
+        commands: [
+          todoCommand({
+            store,
+            updated,
+            styleOf: (agentId) => styleOf(host.agent(agentId)),
+            hasTodo: (agentId) => host.hasTool(agentId, TODO_TOOL),
+            noteForModel: (agentId, sessionKey, note) => host.noteForNextTurn(agentId, sessionKey, note),
+          }),
+        ],
+        routes: [todosRoute],
+      };
+    },
+  };
+}
+
+/** What a todo tool published, as `plan.updated` carries it: a list-style plan as one phase `Todos`. */
+function planUpdate(details: PlanUpdate | ListPlanChange): PlanUpdate {
+  if (!("items" in details)) return details;
+  return { style: "list", phases: listAsPhases(details.items), completedTasks: details.completed.map((content) => ({ phase: "Todos", content })) };
+}

@@ -1,0 +1,72 @@
+import { messageOf } from "../../errors.js";
+import type { Command } from "../../port/command.js";
+import { EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../../port/feature.js";
+import type { FeatureRoute } from "../../port/route.js";
+import type { SessionScoped } from "../../session/state.js";
+import type { AnyTool } from "../../tools/registry.js";
+import { ToolCatalog } from "./tool-catalog.js";
+
+type Step = () => Promise<void> | void;
+
+/**
+ * What the features contributed, collected once: their tools (with origins
+ * and per-agent forms), commands, per-session state, routes and warnings, and
+ * their lifecycle: `start` when the gateway listens (chat channels begin to
+ * take input), `stopInput` first on shutdown, `close` last.
+ */
+export class FeatureSet {
+  readonly tools = new ToolCatalog();
+  readonly commands: Command[] = [];
+  readonly sessionState: SessionScoped[] = [];
+  readonly routes: FeatureRoute[] = [];
+  readonly warnings: string[] = [];
+  private readonly starters: { name: string; start: Step }[] = [];
+  private readonly stoppers: Step[] = [];
+  private readonly closers: Step[] = [];
+  private started = false;
+
+  /** Sets each feature up with `host`, in order; loose `tools` of the embedding program come last. */
+  install(features: readonly Feature[], host: FeatureHost, tools: readonly AnyTool[]): void {
+    for (const feature of features) {
+      const parts = feature.setup(host);
+      this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
+      this.commands.push(...(parts.commands ?? []));
+      this.sessionState.push(...(parts.sessionState ?? []));
+      this.routes.push(...(parts.routes ?? []));
+      this.warnings.push(...(parts.warnings ?? []));
+      if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
+      if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
+      if (parts.close) this.closers.push(parts.close.bind(parts));
+    }
+    this.tools.addAll(tools, () => EMBEDDER_ORIGIN);
+  }
+
+  /** Tools that arrive after start-up (an MCP server that came up late); says which were skipped for a name already taken. */
+  addLate(tools: readonly AnyTool[], origin: string): string[] {
+    const skipped: string[] = [];
+    for (const tool of tools) {
+      const clash = this.tools.originOf(tool.name);
+      if (clash) skipped.push(`${origin}: its tool "${tool.name}" clashes with the tool of that name from ${clash}; skipped`);
+      else this.tools.addAll([tool], () => origin);
+    }
+    return skipped;
+  }
+
+  /** Starts every feature's input at once; one that fails leaves the others running, and comes back as a warning naming it. */
+  async start(): Promise<string[]> {
+    if (this.started) return [];
+    this.started = true;
+    const results = await Promise.allSettled(this.starters.map(async ({ start }) => start()));
+    return results.flatMap((result, i) => (result.status === "rejected" ? [`${this.starters[i]!.name} did not start: ${messageOf(result.reason)}`] : []));
+  }
+
+  /** Stops the features' input (chat channels stop polling), so no new message arrives. */
+  async stopInput(): Promise<void> {
+    await Promise.allSettled(this.stoppers.splice(0).map(async (stop) => stop()));
+  }
+
+  /** Closes the features (MCP servers stop), once every turn has ended. */
+  async close(): Promise<void> {
+    await Promise.allSettled(this.closers.splice(0).map(async (close) => close()));
+  }
+}

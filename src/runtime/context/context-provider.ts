@@ -1,0 +1,130 @@
+import type { Config } from "../../config/schema.js";
+import { ModelError } from "../../errors.js";
+import type { ChatMessage } from "../../models/message.js";
+import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "../../models/provider.js";
+import type { HistoryStore } from "../../session/history.js";
+import {
+  DEFAULT_ANSWER_TOKENS,
+  DEFAULT_CONTEXT_WINDOW,
+  type Fitted,
+  type RequestParts,
+  TokenGauge,
+  estimateTokens,
+  fitRequest,
+  requestChars,
+  splitRequest,
+  toolTokens,
+} from "./context-window.js";
+import { summaryExchange } from "./summary.js";
+
+/**
+ * Every model call of a turn fitted to the model's context window
+ * (`context_window`, leaving `max_tokens` for the answer): the agent's
+ * prompt, the tools and this turn always go; then as many whole recent
+ * exchanges as fit. If the provider still says the request is too long, the
+ * call is fitted again with what it said (and at most half the exchanges)
+ * and tried once more. With `agents.defaults.summarize`, the first
+ * exchanges a turn leaves out are summarised by the same model, and the
+ * summary takes their place in the session's history.
+ */
+export class ContextFitter {
+  private readonly gauge = new TokenGauge();
+
+  constructor(
+    private readonly config: Config,
+    private readonly history: HistoryStore,
+  ) {}
+
+  /** The provider one turn of `sessionKey` uses: `provider`, fitting each request. */
+  forTurn(provider: ModelProvider, modelName: string, sessionKey: string): ModelProvider {
+    const entry = this.config.model_list.find((m) => m.model_name === modelName);
+    const window = entry?.context_window ?? DEFAULT_CONTEXT_WINDOW;
+    const answer = entry?.max_tokens ?? this.config.agents.defaults.max_tokens ?? Math.min(DEFAULT_ANSWER_TOKENS, Math.floor(window / 4));
+    const summarize = this.config.agents.defaults.summarize ? { history: this.history, sessionKey } : undefined;
+    return new FittedProvider(provider, this.gauge, window, answer, summarize);
+  }
+}
+
+class FittedProvider implements ModelProvider {
+  readonly name: string;
+  /** The summary this turn made: it stands for the first `replaces` exchanges of the history. */
+  private summary: { replaces: number; exchange: ChatMessage[] } | undefined;
+  private summaryTried = false;
+
+  constructor(
+    private readonly inner: ModelProvider,
+    private readonly gauge: TokenGauge,
+    private readonly window: number,
+    private readonly answer: number,
+    private readonly summarize: { history: HistoryStore; sessionKey: string } | undefined,
+  ) {
+    this.name = inner.name;
+  }
+
+  async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    let parts = this.withSummary(splitRequest(request.messages));
+    let fitted = this.fit(parts, request);
+    if (this.summarize && !this.summaryTried && fitted.dropped.length > 0) {
+      this.summaryTried = true;
+      parts = await this.summarise(parts, fitted, request.signal);
+      fitted = this.fit(parts, request);
+    }
+    try {
+      return await this.send(request, fitted, onDelta);
+    } catch (error) {
+      const overflow = error instanceof ModelError ? error.contextOverflow : undefined;
+      if (!overflow || request.signal.aborted) throw error;
+      // Learn from it: the true size (the estimate was off), the true window, and not to try this size again.
+      const chars = requestChars(fitted.messages, request.tools);
+      if (overflow.promptTokens) this.gauge.counted(this.name, chars, fitted.messages.length, overflow.promptTokens);
+      const ratio = this.gauge.charsPerToken(this.name);
+      const sent = estimateTokens(fitted.messages, ratio) + toolTokens(request.tools, ratio);
+      const limit = overflow.limitTokens;
+      this.gauge.overflowed(this.name, sent, limit === undefined ? undefined : limit - Math.min(this.answer, Math.floor(limit / 4)));
+      const retry = this.fit(parts, request, Math.floor(fitted.kept.length / 2));
+      if (retry.kept.length >= fitted.kept.length) throw error;
+      return this.send(request, retry, onDelta);
+    }
+  }
+
+  private budget(): number {
+    return Math.min(this.window - this.answer, this.gauge.ceiling(this.name) ?? Number.POSITIVE_INFINITY);
+  }
+
+  private fit(parts: RequestParts, request: ModelRequest, keepAtMost?: number): Fitted {
+    return fitRequest(parts, request.tools, this.budget(), this.gauge.charsPerToken(this.name), keepAtMost);
+  }
+
+  private async send(request: ModelRequest, fitted: Fitted, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+    const response = await this.inner.chat({ ...request, messages: fitted.messages }, onDelta);
+    const input = response.usage?.inputTokens;
+    if (input) this.gauge.observe(response.modelName, requestChars(fitted.messages, request.tools), fitted.messages.length, input);
+    return response;
+  }
+
+  /** The request's history as this turn left it: its summary in place of the exchanges it stands for. */
+  private withSummary(parts: RequestParts): RequestParts {
+    if (!this.summary) return parts;
+    return { ...parts, exchanges: [this.summary.exchange, ...parts.exchanges.slice(this.summary.replaces)] };
+  }
+
+  /**
+   * The dropped exchanges summarised, and the session's history rewritten
+   * with the summary in their place. A summary that fails (the model errs,
+   * or writes nothing) leaves everything as it was: they are left out.
+   */
+  private async summarise(parts: RequestParts, fitted: Fitted, signal: AbortSignal): Promise<RequestParts> {
+    const { history, sessionKey } = this.summarize!;
+    try {
+      const maxChars = Math.floor(this.budget() * this.gauge.charsPerToken(this.name) * 0.75);
+      const exchange = await summaryExchange(this.inner, fitted.dropped, maxChars, signal);
+      const rest = parts.exchanges.slice(fitted.dropped.length);
+      await history.replace(sessionKey, [...exchange, ...rest.flat()]);
+      this.summary = { replaces: fitted.dropped.length, exchange };
+      return this.withSummary(parts);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return parts;
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import type { SessionItem } from "../../port/feature.js";
+
+/**
+ * One open event stream's share of a session's outbox: a bounded queue
+ * (items and bytes) between what the session publishes and what the stream
+ * hands to its client. A stream that stops reading fills it; the next item
+ * that does not fit closes the subscription, and the deliveries it still
+ * held go back to the outbox, which keeps them for the session (notices are
+ * dropped). Nothing is lost silently and nothing is shown twice: an item
+ * counts as shown once a stream has handed it to its client.
+ */
+
+export type OutboxItem = SessionItem;
+
+/** A feature's notice: an event name and its JSON data, shown to open streams as it is. */
+export type Notice = Extract<SessionItem, { type: "notice" }>;
+
+/** An item on its way to a session's streams, shared by every stream that queued it. */
+export interface Envelope {
+  readonly item: OutboxItem;
+  /** UTF-8 bytes of the item's text. */
+  readonly bytes: number;
+  /** A delivery the session keeps when no stream shows it. */
+  readonly keep: boolean;
+  /** Streams that have it queued. */
+  holders: number;
+  /** Whether a stream has handed it to its client. */
+  shown: boolean;
+}
+
+export interface QueueLimits {
+  /** Items a stream's queue holds at most. */
+  maxItems: number;
+  /** UTF-8 bytes of items' text a stream's queue holds at most (one item of any size fits an empty queue). */
+  maxBytes: number;
+}
+
+export type CloseReason = "client" | "overflow";
+
+export class Subscription {
+  private readonly queue: Envelope[] = [];
+  private queuedBytes = 0;
+  private state: "open" | "finishing" | "closed" = "open";
+  private wake: (() => void) | undefined;
+  /** Called once when the queue overflows (the stream's client stopped reading); the subscription is closed by then. */
+  onOverflow: (() => void) | undefined;
+
+  constructor(
+    readonly sessionKey: string,
+    private readonly limits: QueueLimits,
+    /** Stops the outbox sending to this subscription. */
+    private readonly detach: (subscription: Subscription) => void,
+    /** Takes back what this subscription held and did not show; says how many items and bytes were queued. */
+    private readonly giveBack: (subscription: Subscription, left: readonly Envelope[], bytes: number, reason: CloseReason) => void,
+  ) {}
+
+  /**
+   * Queues an item (the outbox calls this). An item that does not fit
+   * closes the subscription instead; `force` queues it anyway (what was
+   * kept for the session, handed to a new stream).
+   */
+  offer(envelope: Envelope, force = false): boolean {
+    if (this.state !== "open") return false;
+    const full = this.queue.length >= this.limits.maxItems || this.queuedBytes + envelope.bytes > this.limits.maxBytes;
+    if (full && this.queue.length > 0 && !force) {
+      this.close("overflow");
+      return false;
+    }
+    this.queue.push(envelope);
+    this.queuedBytes += envelope.bytes;
+    envelope.holders++;
+    this.signal();
+    return true;
+  }
+
+  /** The oldest queued item, now counted as shown to the client; undefined when none is queued. */
+  take(): OutboxItem | undefined {
+    const envelope = this.queue.shift();
+    if (!envelope) return undefined;
+    this.queuedBytes -= envelope.bytes;
+    envelope.holders--;
+    envelope.shown = true;
+    return envelope.item;
+  }
+
+  /** Nothing more will come: closed, or finished with its queue handed out. */
+  get ended(): boolean {
+    return this.state === "closed" || (this.state === "finishing" && this.queue.length === 0);
+  }
+
+  /** Whether it ended by `finish` (the gateway stopping) rather than by `close`. */
+  get finished(): boolean {
+    return this.state === "finishing";
+  }
+
+  /** Items queued now. */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves when an item arrives or the subscription ends (at once if one is queued or it has ended). */
+  changed(): Promise<void> {
+    this.wake?.();
+    if (this.queue.length > 0 || this.ended) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  /** Takes no more items; those queued are still handed out (a stream ending on shutdown says goodbye after them). */
+  finish(): void {
+    if (this.state !== "open") return;
+    this.state = "finishing";
+    this.detach(this);
+    this.signal();
+  }
+
+  /** Ends it now (the client left, or stopped reading): what it held and did not show goes back to the outbox. */
+  close(reason: CloseReason = "client"): void {
+    if (this.state === "closed") return;
+    const wasOpen = this.state === "open";
+    this.state = "closed";
+    if (wasOpen) this.detach(this);
+    const left = this.queue.splice(0);
+    const bytes = this.queuedBytes;
+    this.queuedBytes = 0;
+    for (const envelope of left) envelope.holders--;
+    this.giveBack(this, left, bytes, reason);
+    this.signal();
+    if (reason === "overflow") this.onOverflow?.();
+  }
+
+  private signal(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}

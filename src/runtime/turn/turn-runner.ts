@@ -1,0 +1,123 @@
+import type { AgentDefinition } from "../../agents/agent.js";
+import type { ToolPolicy } from "../../agents/policy.js";
+import type { Config } from "../../config/schema.js";
+import { RequestError, messageOf } from "../../errors.js";
+import type { EventBus } from "../../port/events.js";
+import type { Clock, Delivery } from "../../port/feature.js";
+import type { HistoryStore } from "../../session/history.js";
+import { isSubagentKey } from "../../session/key.js";
+import type { SessionState } from "../../session/state.js";
+import type { Timer } from "../../signals.js";
+import type { ContextFitter } from "../context/context-provider.js";
+import { type ImageInput, checkImages } from "./images.js";
+import type { ModelProvider } from "../../models/provider.js";
+import { type TurnResult, runTurn } from "./turn.js";
+import type { Work } from "./work.js";
+
+/** Where providers come from (the model catalog, or a fake in tests). */
+export interface ModelSource {
+  get(modelName: string): ModelProvider;
+}
+
+/** What a turn needs from the runtime. */
+export interface TurnDeps {
+  config: Config;
+  events: EventBus;
+  history: HistoryStore;
+  models: ModelSource;
+  /** Fits each model call to the model's context window. */
+  context: ContextFitter;
+  policy: ToolPolicy;
+  /** One-turn notes (the user changed the plan): given to the next turn, then forgotten. */
+  notes: SessionState<string>;
+  work: Work;
+  clock: Clock;
+  turnTimer: Timer;
+  ids: () => string;
+  modelNameOf(agent: AgentDefinition): string;
+}
+
+/**
+ * One turn of an agent on a session, with what surrounds the loop: its id
+ * and events, the session's history held (never evicted mid-turn), the
+ * agent's model (each call fitted to its context window) and tool set (a subagent's without user-only tools), the
+ * one-turn note, the turn deadline, and the count of turns running.
+ */
+export class TurnRunner {
+  constructor(private readonly deps: TurnDeps) {}
+
+  /** Throws a 400 when images cannot go to this agent's model: bad ones, too many, or a model without vision. */
+  acceptImages(agent: AgentDefinition, images: readonly ImageInput[]): void {
+    checkImages(images);
+    const modelName = this.deps.modelNameOf(agent);
+    if (this.deps.models.get(modelName).vision !== false) return;
+    const index = this.deps.config.model_list.findIndex((m) => m.model_name === modelName);
+    const entry = this.deps.config.model_list[index];
+    const why = entry?.provider === "builtin" ? "the built-in model reads text only" : `model_list[${index}].vision is false`;
+    throw new RequestError(
+      "images_not_supported",
+      `agent "${agent.id}" answers with model "${modelName}", which takes no images (${why}); send the text alone, or give the agent a model with vision`,
+    );
+  }
+
+  /**
+   * `oneTurn`: the session lives for this turn only (a one-message
+   * conversation), so it gets the tools a subagent gets: none whose result
+   * could arrive after it ended (`spawn`).
+   */
+  async run(
+    agent: AgentDefinition,
+    sessionKey: string,
+    text: string,
+    signal: AbortSignal,
+    deliver: (d: Delivery) => void,
+    images: readonly ImageInput[] = [],
+    oneTurn = false,
+  ): Promise<TurnResult> {
+    const { deps } = this;
+    const turnId = deps.ids();
+    const started = deps.clock.now();
+    const scope = { agentId: agent.id, sessionKey, turnId };
+    const ended = deps.work.enter(sessionKey);
+    deps.events.emit("turn.start", { ...scope, text });
+    const note = deps.notes.get(agent.id, sessionKey);
+    let release: (() => void) | undefined;
+    try {
+      // Held while the turn runs: a session in use is never evicted.
+      release = await deps.history.hold(sessionKey);
+      const result = await runTurn({
+        ...(note === undefined ? {} : { note }),
+        turnId,
+        agent,
+        sessionKey,
+        text,
+        images,
+        signal,
+        provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
+        tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),
+        maxIterations: deps.config.agents.defaults.max_tool_iterations,
+        timeoutMs: deps.config.agents.defaults.turn_timeout_ms,
+        timer: deps.turnTimer,
+        history: deps.history,
+        events: deps.events,
+        deliver,
+        now: () => deps.clock.now(),
+      });
+      if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);
+      const usage = result.usage ? { usage: result.usage } : {};
+      deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started, ...usage });
+      return result;
+    } catch (error) {
+      deps.events.emit("turn.end", {
+        ...scope,
+        outcome: signal.aborted ? "aborted" : "error",
+        durationMs: deps.clock.now() - started,
+        error: messageOf(error),
+      });
+      throw error;
+    } finally {
+      release?.();
+      ended();
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import type { AgentDefinition } from "../../agents/agent.js";
+import type { EventBus } from "../../port/events.js";
+import type { Delivery } from "../../port/feature.js";
+import { TurnTimeoutError } from "../../errors.js";
+import { type ChatMessage, type ContentPart, withoutThinking } from "../../models/message.js";
+import type { ModelDelta, ModelProvider } from "../../models/provider.js";
+import type { HistoryStore } from "../../session/history.js";
+import { type Timer, joinSignals } from "../../signals.js";
+import type { CallObserver, CallScope, ToolSet } from "../../tools/tool-set.js";
+import type { ImageInput } from "./images.js";
+import { type TokenUsage, UsageSum } from "./usage.js";
+
+export interface TurnInput {
+  turnId: string;
+  agent: AgentDefinition;
+  sessionKey: string;
+  text: string;
+  /** Images sent with the message (checked by the runtime before the turn). */
+  images?: readonly ImageInput[];
+  signal: AbortSignal;
+  provider: ModelProvider;
+  tools: ToolSet;
+  maxIterations: number;
+  /** The turn's deadline (agents.defaults.turn_timeout_ms), timed by `timer`. */
+  timeoutMs: number;
+  timer: Timer;
+  history: HistoryStore;
+  events: EventBus;
+  deliver: (delivery: Delivery) => void;
+  now: () => number;
+  /** A system note for this turn only (not kept in history), just before the new message. */
+  note?: string;
+}
+
+export interface TurnResult {
+  reply: string;
+  /** True when max_tool_iterations stopped the work. */
+  hitLimit: boolean;
+  /** True when the model ran out of output room (max_tokens) and the reply says so. */
+  cutOff: boolean;
+  /** Tokens of the turn's own model calls, summed, when the provider reported any. */
+  usage?: TokenUsage;
+}
+
+export const CUT_OFF_NOTE = "[The answer was cut off: the model reached its output limit (max_tokens).]";
+
+export function limitReply(max: number): string {
+  return (
+    `I stopped because this turn reached the limit of ${max} tool iteration${max === 1 ? "" : "s"} ` +
+    '(agents.defaults.max_tool_iterations) before the work was finished. Say "continue" and I will pick it up from here.'
+  );
+}
+
+/**
+ * One turn: system prompt + history + the new message → model → tools →
+ * results → model ... until the model answers with text or the iteration
+ * limit is reached. The session's history changes only when the turn ends
+ * well (one append, durable before the reply is delivered): a failed or
+ * aborted turn leaves it exactly as it was (but for a summary that context
+ * fitting wrote with agents.defaults.summarize on, which stays). Past its
+ * deadline the turn is aborted like any other, with a TurnTimeoutError.
+ */
+export async function runTurn(input: TurnInput): Promise<TurnResult> {
+  const joined = joinSignals([input.signal]);
+  const cancel = input.timer(input.timeoutMs, () => joined.abort(new TurnTimeoutError(input.timeoutMs)));
+  try {
+    return await loop({ ...input, signal: joined.signal });
+  } finally {
+    cancel();
+    joined.dispose();
+  }
+}
+
+async function loop(input: TurnInput): Promise<TurnResult> {
+  const { agent, sessionKey, signal, provider, tools, events } = input;
+  const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
+  const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
+  const history = input.history.get(sessionKey);
+  if (input.note !== undefined) history.push({ role: "system", content: input.note });
+  const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
+  const specs = tools.specs();
+  const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, scope) };
+  const usage = new UsageSum();
+  // The model's text is shown as it streams (`text.delta`); what the reply adds after it (a note) follows it.
+  let streamed = 0;
+  const onDelta = (delta: ModelDelta) => {
+    if (delta.type !== "text" || delta.text === "") return;
+    streamed += delta.text.length;
+    events.emit("text.delta", { ...scope, text: delta.text });
+  };
+  const showRest = (reply: string, seen: string) => {
+    const shown = reply.startsWith(seen) ? seen : seen.trimStart();
+    if (reply.length > shown.length) events.emit("text.delta", { ...scope, text: reply.slice(shown.length) });
+  };
+
+  for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
+    signal.throwIfAborted();
+    const messages = [...prefix, ...history, ...added];
+    events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
+    const started = input.now();
+    streamed = 0;
+    const response = await provider.chat({ messages, tools: specs, signal }, onDelta);
+    usage.add(response.usage);
+    events.emit("llm.response", {
+      ...scope,
+      model: response.modelName,
+      iteration,
+      toolCalls: response.toolCalls.length,
+      durationMs: input.now() - started,
+      ...(response.usage ? { usage: response.usage } : {}),
+    });
+
+    if (response.toolCalls.length === 0) {
+      let reply = response.text ?? "";
+      // Say so when the model ran out of output room: a cut-off answer must not pass as a whole one.
+      if (response.finishReason === "length") reply = `${reply}\n\n${CUT_OFF_NOTE}`.trimStart();
+      showRest(reply, (response.text ?? "").slice(0, streamed));
+      added.push({ role: "assistant", content: reply });
+      await input.history.append(sessionKey, added.map(withoutThinking));
+      if (reply) input.deliver({ from: "agent", text: reply });
+      return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
+    }
+
+    // The model's thinking goes back with the rest of the turn (Anthropic requires it with tools), and no further.
+    added.push({
+      role: "assistant",
+      content: response.text || null,
+      tool_calls: response.toolCalls,
+      ...(response.thinking ? { thinking: response.thinking } : {}),
+    });
+    // The calls of one answer run side by side (a model asks for several only when they are
+    // independent, e.g. a fan-out of subagents); they start in order, and their results go
+    // back, and reach the user, in the order the model asked.
+    const results = await Promise.all(response.toolCalls.map((call) => tools.execute(call, toolContext)));
+    response.toolCalls.forEach((call, i) => {
+      const result = results[i]!;
+      added.push({
+        role: "tool",
+        tool_call_id: call.id,
+        content: result.forLLM,
+        ...(result.isError ? { is_error: true } : {}),
+      });
+      if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser });
+    });
+  }
+
+  signal.throwIfAborted();
+  const reply = limitReply(input.maxIterations);
+  showRest(reply, "");
+  added.push({ role: "assistant", content: reply });
+  await input.history.append(sessionKey, added.map(withoutThinking));
+  input.deliver({ from: "agent", text: reply });
+  return { reply, hitLimit: true, cutOff: false, ...usage.total() };
+}
+
+/** The user's message as the model gets it: its text, or its text and images as parts. */
+function userContent(text: string, images: readonly ImageInput[]): string | ContentPart[] {
+  if (images.length === 0) return text;
+  return [
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+    ...images.map((image): ContentPart => ({ type: "image_url", image_url: { url: image.url, ...(image.detail ? { detail: image.detail } : {}) } })),
+  ];
+}
+
+/** A tool set's calls as runtime events; `tool.end` carries what the user sees of a result that is not silent. */
+function toolEvents(events: EventBus, scope: { agentId: string; sessionKey: string; turnId: string }): CallObserver {
+  return {
+    started: (tool, callId) => events.emit("tool.start", { ...scope, tool, callId }),
+    ended: (tool, callId, result, durationMs) => {
+      const text = !result.silent && result.forUser ? { text: result.forUser } : {};
+      events.emit("tool.end", { ...scope, tool, callId, isError: result.isError, silent: result.silent, durationMs, ...text });
+    },
+    published: (tool, callId, details) => events.emit("tool.update", { ...scope, tool, callId, details }),
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * A gateway loads only what its config uses: the MCP client (and its SDK),
+ * ajv, the plugin loader, grammY and the Anthropic adapter are imported when
+ * something configured needs them, and an HTTP model's answer reader (its
+ * wire schemas) with its first answer. Proven on the real process: a module loaded with `--import` records
+ * every module the gateway loads (ES modules through a loader hook, CommonJS
+ * ones from the require cache) and prints the list on SIGUSR2. dist/ is
+ * bundled (scripts/build.mjs), but each source loaded with `import()` is a
+ * file of its own there, at its path in src/.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
+import { openaiConfig, writeProject } from "../support/project.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+
+const HOOKS = `data:text/javascript,${encodeURIComponent(
+  "let port; export function initialize(data) { port = data.port; } export async function load(url, context, next) { port.postMessage(url); return next(url, context); }",
+)}`;
+
+const RECORDER = `data:text/javascript,${encodeURIComponent(`
+import { createRequire, register } from "node:module";
+const urls = [];
+const { port1, port2 } = new MessageChannel();
+port1.on("message", (url) => urls.push(url));
+port1.unref();
+register(${JSON.stringify(HOOKS)}, { data: { port: port2 }, transferList: [port2] });
+process.on("SIGUSR2", () => process.stderr.write("LOADED " + JSON.stringify([...urls, ...Object.keys(createRequire(process.execPath).cache)]) + "\\n"));
+`)}`;
+
+interface Gateway {
+  url: string;
+  /** Every module the process has loaded so far (file URLs and paths). */
+  loaded(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+async function startGateway(config: unknown, files: Record<string, string> = {}): Promise<Gateway> {
+  const project = writeProject({ config, files });
+  const child: ChildProcess = spawn(process.execPath, ["--import", RECORDER, path.join(root, "dist", "main.js"), "gateway"], {
+    cwd: project,
+    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+  });
+  return {
+    url,
+    loaded: async () => {
+      const from = output.length;
+      child.kill("SIGUSR2");
+      for (;;) {
+        const match = /LOADED (.*)\n/.exec(output.slice(from));
+        if (match) return JSON.parse(match[1]!) as string[];
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    stop: async () => {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+const loads = (modules: string[], part: string) => modules.some((m) => m.includes(part));
+
+describe("what a gateway loads", () => {
+  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, the plugin loader nor the Anthropic answer reader; the OpenAI answer reader comes with the first answer", {
+    timeout: 60_000,
+  }, async () => {
+    const model = await FakeModelServer.start(() => textCompletion("hello back"));
+    const gateway = await startGateway(openaiConfig(model.url));
+    try {
+      const atStart = await gateway.loaded();
+      expect(loads(atStart, "/dist/main.js")).toBe(true);
+      expect(loads(atStart, "/dist/models/openai-decode.js")).toBe(false);
+
+      const res = await fetch(`${gateway.url}/v1/chat`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: "hi" }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { reply: string }).reply).toBe("hello back");
+
+      const afterTurn = await gateway.loaded();
+      expect(loads(afterTurn, "/dist/models/openai-decode.js")).toBe(true);
+      for (const part of [
+        "@modelcontextprotocol/sdk",
+        "/node_modules/ajv/",
+        "/node_modules/grammy/",
+        "/dist/features/plugins/load.js",
+        "/dist/models/anthropic-decode.js",
+        "/dist/features/mcp/",
+        "/dist/features/telegram/bot.js",
+      ]) {
+        expect(loads(afterTurn, part), part).toBe(false);
+      }
+    } finally {
+      await gateway.stop();
+      await model.close();
+    }
+  });
+
+  it("a plugin with a plain JSON Schema tool brings the plugin loader and ajv (CommonJS, seen through the require cache), and still not the MCP SDK", {
+    timeout: 60_000,
+  }, async () => {
+    const plugin = [
+      "export const tools = [",
+      '  { name: "weather", description: "Plain JSON Schema.", parameters: { type: "object", properties: { city: { type: "string" } } }, execute: () => "clear" },',
+      "];",
+      "",
+    ].join("\n");
+    const model = await FakeModelServer.start(() => textCompletion("hello back"));
+    const gateway = await startGateway({ ...openaiConfig(model.url), tools: { plugins: ["./weather.mjs"] } }, { "weather.mjs": plugin });
+    try {
+      const atStart = await gateway.loaded();
+      expect(loads(atStart, "/dist/features/plugins/load.js")).toBe(true);
+      expect(loads(atStart, "/node_modules/ajv/dist/")).toBe(true);
+      expect(loads(atStart, "@modelcontextprotocol/sdk")).toBe(false);
+    } finally {
+      await gateway.stop();
+      await model.close();
+    }
+  });
+});

@@ -1,0 +1,114 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
+import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
+import { eventually } from "../support/timers.js";
+
+/** The real gateway process and its session folder: a crash (kill -9) mid-turn, a restart, a second gateway (README, "Sessions on disk"). */
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const children: ChildProcess[] = [];
+const servers: FakeModelServer[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const server of servers.splice(0)) await server.close();
+});
+
+interface Gateway {
+  child: ChildProcess;
+  output: { text: string };
+  exited: Promise<number | null>;
+}
+
+function startGateway(project: string): Gateway {
+  const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+    cwd: project,
+    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  const output = { text: "" };
+  child.stdout!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+async function listening(gateway: Gateway): Promise<string> {
+  await eventually(() => expect(gateway.output.text).toMatch(/listening on http:\/\/\S+/));
+  return /listening on (http:\/\/\S+)/.exec(gateway.output.text)![1]!;
+}
+
+const chat = async (url: string, message: string) => {
+  const res = await fetch(`${url}/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message, session: "crash" }),
+  });
+  return { status: res.status, json: await jsonOf(res) };
+};
+const history = async (url: string) =>
+  (await jsonOf(await fetch(`${url}/v1/sessions/agent:main:http:crash/history`))).messages as { role: string; content: string }[];
+
+/** A model that answers "ok: <message>", except a message starting with "hang": a tool call, then no answer at all. */
+function model(request: RecordedRequest): Reply | Promise<Reply> {
+  const messages = request.body.messages as { role: string; content: string }[];
+  const last = messages.at(-1)!;
+  const user = messages.findLast((m) => m.role === "user")!.content;
+  if (!user.startsWith("hang")) return textCompletion(`ok: ${user}`);
+  if (last.role === "user") return toolCallCompletion([{ name: "todo", args: { action: "write", todos: [{ id: "1", content: "half done" }] } }]);
+  return new Promise<Reply>(() => {});
+}
+
+describe("the session folder of the real gateway process", () => {
+  it("kill -9 in the middle of a turn, then a restart: every completed turn is there exactly once, and the next turn works", { timeout: 120_000 }, async () => {
+    const server = await FakeModelServer.start(model);
+    servers.push(server);
+    const project = writeProject({ config: { ...openaiConfig(server.url, { stream: false }), tools: { todo: { enabled: true } } } });
+    const first = startGateway(project);
+    const url = await listening(first);
+    expect((await chat(url, "one")).status).toBe(200);
+    expect((await chat(url, "two")).status).toBe(200);
+    const hanging = fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "hang here", session: "crash" }),
+    }).catch(() => "cut off");
+    // The turn is in its second model call: its tool already ran.
+    await eventually(() => expect(server.requests.length).toBe(4));
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBeNull();
+    expect(await hanging).toBe("cut off");
+
+    const second = startGateway(project);
+    const again = await listening(second);
+    const kept = await history(again);
+    expect(kept.map((m) => `${m.role}: ${m.content}`)).toEqual(["user: one", "assistant: ok: one", "user: two", "assistant: ok: two"]);
+    const next = await chat(again, "three");
+    expect(next.status).toBe(200);
+    expect(next.json.reply).toBe("ok: three");
+    expect((await history(again)).map((m) => m.content)).toEqual(["one", "ok: one", "two", "ok: two", "three", "ok: three"]);
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
+
+  it("a second gateway on the same folder refuses to start (exit 2), naming the folder and the owner", { timeout: 120_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const first = startGateway(project);
+    await listening(first);
+    const second = startGateway(project);
+    expect(await second.exited).toBe(2);
+    expect(second.output.text).toContain(
+      `picoclaw: sessions_locked: the session folder ${path.join(project, "sessions")} is in use: another gateway (process ${first.child.pid} on `,
+    );
+    expect(second.output.text).not.toContain("listening");
+    // The first one is unaffected, and once it is gone the folder is free.
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const third = startGateway(project);
+    await listening(third);
+    third.child.kill("SIGTERM");
+    expect(await third.exited).toBe(0);
+  });
+});

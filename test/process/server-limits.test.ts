@@ -1,0 +1,278 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { configSchema } from "../../src/config/schema.js";
+import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
+import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
+import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+
+/** The gateway on a real socket (127.0.0.1, any port), closed when the test ends. */
+async function serve(h: Harness, opts: Partial<GatewayOptions> = {}): Promise<RunningGateway> {
+  const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "", ...opts });
+  onTestFinished(() => running.close());
+  return running;
+}
+
+interface RawConnection {
+  socket: net.Socket;
+  /** Settles when the connection closes, with everything the server sent on it. */
+  closed: Promise<string>;
+}
+
+/** A bare TCP connection that sends `text` (nothing by default) and then waits; destroyed when the test ends. */
+function connect(port: number, text?: string): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1");
+    onTestFinished(() => void socket.destroy());
+    let received = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (received += chunk));
+    const closed = new Promise<string>((done) => socket.once("close", () => done(received)));
+    socket.once("error", reject); // after connecting, a reset just closes the connection
+    socket.once("connect", () => {
+      if (text !== undefined) socket.write(text);
+      resolve({ socket, closed });
+    });
+  });
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** Whether the request went on a connection an earlier request had used. */
+  reused: boolean;
+  /** Settles when the connection the request went on closes. */
+  connectionClosed: Promise<void>;
+}
+
+/** One request with node's own client, on `agent` (a fresh connection when it is false). */
+function send(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Buffer; agent?: http.Agent | false } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    let connectionClosed: Promise<void> = Promise.resolve();
+    const request = http.request(url, { method: init.method ?? "GET", headers: init.headers ?? {}, agent: init.agent ?? false }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body, reused: request.reusedSocket, connectionClosed }));
+    });
+    request.on("socket", (socket) => {
+      connectionClosed = new Promise((closed) => (socket.destroyed ? closed() : socket.once("close", () => closed())));
+    });
+    request.on("error", reject);
+    request.end(init.body);
+  });
+}
+
+/** An open event stream of a session (a connection busy until it is closed), and the text it has received so far. */
+function openEvents(url: string, sessionKey: string): Promise<{ response: http.IncomingMessage; text: () => string; until: (part: string) => Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${url}/v1/sessions/${sessionKey}/events`, { agent: false }, (response) => {
+      onTestFinished(() => void response.destroy());
+      let text = "";
+      let wake = () => {};
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
+        wake();
+      });
+      const closed = new Promise<never>((_, reject) => response.once("close", () => reject(new Error(`the event stream closed after: ${text}`))));
+      closed.catch(() => {});
+      const until = async (part: string) => {
+        while (!text.includes(part)) await Promise.race([new Promise<void>((woken) => (wake = woken)), closed]);
+      };
+      void until(": connected").then(() => resolve({ response, text: () => text, until }));
+    });
+    request.on("error", reject);
+  });
+}
+
+describe("the server's limits", () => {
+  it("the config's defaults are the server's defaults", () => {
+    const { limits } = configSchema.parse({}).gateway;
+    expect({
+      headersTimeoutMs: limits.headers_timeout_ms,
+      requestTimeoutMs: limits.request_timeout_ms,
+      keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
+      maxConnections: limits.max_connections,
+      streamQueueBytes: limits.stream_queue_bytes,
+    }).toEqual(DEFAULT_LIMITS);
+    // Seconds, not node's minutes.
+    expect(DEFAULT_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(10_000);
+    expect(DEFAULT_LIMITS.requestTimeoutMs).toBeLessThanOrEqual(30_000);
+  });
+
+  it("a headers timeout longer than the request timeout is refused before listening", async () => {
+    const h = harness();
+    await expect(
+      startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "", limits: { requestTimeoutMs: 5_000 } }),
+    ).rejects.toThrow("the headers timeout (10000 ms) must not be more than the request timeout (5000 ms)");
+  });
+
+  it("a connection that sends nothing is closed by the headers timeout", async () => {
+    const running = await serve(harness(), { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
+    const silent = await connect(running.port);
+    expect(await silent.closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("a connection that sends half its headers is closed by the headers timeout", async () => {
+    const running = await serve(harness(), { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
+    const slow = await connect(running.port, "POST /v1/chat HTTP/1.1\r\nHost: localhost\r\n");
+    expect(await slow.closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("a request whose body never arrives in full is closed by the request timeout, and runs nothing", async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
+    const head = "POST /v1/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
+    const stalled = await connect(running.port, `${head}{"message":`);
+    await stalled.closed;
+    expect(h.runtime.sessionKeys()).toEqual([]);
+  });
+
+  it("an idle kept-alive connection is closed after the keep-alive timeout", async () => {
+    const running = await serve(harness(), { limits: { keepAliveTimeoutMs: 200 } });
+    const client = await connect(running.port, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    const received = await client.closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 /);
+    expect(received).toContain('{"status":"ok"}');
+  });
+
+  it("a turn that takes longer than the request timeout still gets its answer", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("worth the wait"), delayMs: 1_000 }));
+    onTestFinished(() => model.close());
+    const running = await serve(harness({ config: openaiConfig(model.url) }), { limits: { headersTimeoutMs: 200, requestTimeoutMs: 300 } });
+    const answer = await send(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"hi"}' });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).reply).toBe("worth the wait");
+  });
+
+  it("1,100 idle connections do not lock out a real client", { timeout: 120_000 }, async () => {
+    const h = harness();
+    // max_connections stays at its default, below 1,100: idle connections make room for new ones. The headers
+    // timeout is short, but longer than opening 1,100 connections takes, so they are all open when the client comes.
+    const running = await serve(h, { limits: { headersTimeoutMs: 5_000, requestTimeoutMs: 5_000 } });
+    const idle: RawConnection[] = [];
+    for (let batch = 0; batch < 11; batch++) idle.push(...(await Promise.all(Array.from({ length: 100 }, () => connect(running.port)))));
+    const answer = await send(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"still here"}' });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).reply).toMatch(/^You said: still here/);
+    // None of them stays: each is closed to make room or by the headers timeout.
+    await Promise.all(idle.map((connection) => connection.closed));
+  });
+
+  it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { maxConnections: 3 } });
+    const stream = await openEvents(running.url, "agent:main:http:watched");
+    for (let i = 0; i < 50; i++) await connect(running.port);
+    const answer = await send(`${running.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"message":"hello","session":"watched"}',
+    });
+    expect(answer.status).toBe(200);
+    // The stream outlived fifty newcomers and still delivers.
+    await stream.until("event: delivery");
+    expect(stream.text()).toContain("You said: hello");
+  });
+
+  it("when every connection is busy a newcomer is refused, the operator is told once, and room comes back", { timeout: 60_000 }, async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { maxConnections: 2 } });
+    const first = await openEvents(running.url, "agent:main:http:one");
+    await openEvents(running.url, "agent:main:http:two");
+    await expect(send(`${running.url}/health`)).rejects.toThrow();
+    await expect(send(`${running.url}/health`)).rejects.toThrow();
+    expect(h.logger.lines.filter((line) => line.level === "warn").map((line) => line.message)).toEqual([
+      "gateway.limits.max_connections (2) reached with every connection busy: refusing new connections",
+    ]);
+    first.response.destroy();
+    // The server learns of the close when it learns of it: ask until it has.
+    let answer: Answer | undefined;
+    while (answer === undefined) answer = await send(`${running.url}/health`).catch(() => undefined);
+    expect(answer.status).toBe(200);
+  });
+});
+
+describe("an early answer on a kept-alive connection", () => {
+  const json = { "content-type": "application/json" };
+  it.each([
+    ["a body over 1 MiB", 413, {}, { method: "POST", headers: json, body: Buffer.alloc(2 * 1024 * 1024, " ") }],
+    // No Content-Length to judge by: the bytes are counted as they come.
+    ["a chunked body over 1 MiB", 413, {}, { method: "POST", headers: { ...json, "transfer-encoding": "chunked" }, body: Buffer.alloc(2 * 1024 * 1024, " ") }],
+    ["a text/plain body", 415, {}, { method: "POST", headers: { "content-type": "text/plain" }, body: '{"message":"hi"}' }],
+    ["no token", 401, { token: "s3cret" }, { method: "POST", headers: json, body: '{"message":"hi"}' }],
+    ["a foreign origin", 403, {}, { method: "POST", headers: { ...json, origin: "https://evil.example" }, body: '{"message":"hi"}' }],
+  ] as const)("after %s (%i) closes the connection, and the client's next request works", { timeout: 60_000 }, async (_what, status, opts, init) => {
+    const h = harness();
+    const running = await serve(h, opts);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    onTestFinished(() => agent.destroy());
+    const refused = await send(`${running.url}/v1/chat`, { ...init, headers: { ...init.headers }, agent });
+    expect(refused.status).toBe(status);
+    expect(refused.headers.connection).toBe("close");
+    await refused.connectionClosed;
+    const next = await send(`${running.url}/health`, { agent });
+    expect(next.status).toBe(200);
+    expect(next.reused).toBe(false);
+    expect(h.runtime.sessionKeys()).toEqual([]);
+  });
+});
+
+describe("the gateway command", () => {
+  it("serves the config's origins, hosts and limits", { timeout: 120_000 }, async () => {
+    const project = writeProject({
+      config: {
+        gateway: {
+          allowed_origins: ["https://app.example.com"],
+          allowed_hosts: ["myhost.lan"],
+          limits: { headers_timeout_ms: 300, request_timeout_ms: 600 },
+        },
+      },
+    });
+    const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+      cwd: project,
+      env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_GATEWAY_TOKEN: "", PICOCLAW_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    onTestFinished(() => void child.kill("SIGKILL"));
+    const url = await listeningUrl(child);
+    const port = Number(new URL(url).port);
+
+    const preflight = await send(`${url}/v1/chat`, {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example.com", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers["access-control-allow-origin"]).toBe("https://app.example.com");
+    expect((await send(`${url}/v1/agents`, { headers: { origin: "https://evil.example" } })).status).toBe(403);
+    expect((await send(`${url}/v1/agents`, { headers: { host: `myhost.lan:${port}` } })).status).toBe(200);
+    expect((await send(`${url}/v1/agents`, { headers: { host: `other.lan:${port}` } })).status).toBe(403);
+    expect(await (await connect(port)).closed).toMatch(/^HTTP\/1\.1 408 /);
+
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});
+
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+  });
+}

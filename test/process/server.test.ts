@@ -1,0 +1,68 @@
+import { describe, expect, it, onTestFinished } from "vitest";
+import { startGateway } from "../../src/gateway/server.js";
+import type { RuntimeEvents } from "../../src/port/events.js";
+import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
+import { harness, openaiConfig } from "../support/project.js";
+
+describe("the node server", () => {
+  it("warns loudly when told to bind beyond loopback without a token", async () => {
+    const h = harness();
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "0.0.0.0", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    expect(
+      h.logger.lines
+        .filter((l) => l.level === "warn")
+        .map((l) => l.message)
+        .join("\n"),
+    ).toMatch(/^WARNING: binding to 0\.0\.0\.0 with NO token/);
+    const quiet = harness();
+    const local = await startGateway({ runtime: quiet.runtime, logger: quiet.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => local.close());
+    expect(quiet.logger.lines.filter((l) => l.level === "warn")).toEqual([]);
+  });
+
+  it("a port in use is a clear error", async () => {
+    const h = harness();
+    const first = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => first.close());
+    await expect(startGateway({ runtime: harness().runtime, logger: h.logger, host: "127.0.0.1", port: first.port, token: "" })).rejects.toThrow(
+      `cannot listen on 127.0.0.1:${first.port}: the port is in use`,
+    );
+  });
+
+  it("a client that disconnects aborts its turn, down to the model request", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("too late"), delayMs: 30_000 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.on("turn.end", resolve));
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const client = new AbortController();
+    const request = fetch(`${running.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "hi" }),
+      signal: client.signal,
+    }).catch((error: Error) => error);
+    while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    client.abort();
+    expect(await request).toBeInstanceOf(Error);
+    expect((await ended).outcome).toBe("aborted");
+    expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+  });
+
+  it("DELETE /v1/sessions/<key> over a real connection, with no body and so no Content-Type, clears the session", async () => {
+    const h = harness();
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const said = await fetch(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"hello"}' });
+    expect(said.status).toBe(200);
+    expect(h.runtime.historyOf("agent:main:http:default")).toHaveLength(2);
+    const cleared = await fetch(`${running.url}/v1/sessions/agent:main:http:default`, { method: "DELETE" });
+    expect({ status: cleared.status, body: await cleared.json() }).toEqual({ status: 200, body: { cleared: true } });
+    expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+    // A body still needs its JSON content type, whatever the method.
+    const typed = await fetch(`${running.url}/v1/sessions/agent:main:http:default`, { method: "DELETE", body: "x" });
+    expect(typed.status).toBe(415);
+  });
+});

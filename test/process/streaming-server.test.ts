@@ -1,0 +1,56 @@
+import { request as httpRequest } from "node:http";
+import OpenAI from "openai";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { startGateway } from "../../src/gateway/server.js";
+import { harness } from "../support/project.js";
+import { sseReader } from "../support/sse.js";
+import { testTools } from "../support/tools.js";
+import { WireModel, wireConfig } from "../support/wire-model.js";
+
+/** Streamed answers through the real node server: pieces leave as they come, and a client that hangs up stops its turn. */
+
+async function served(opts: Parameters<typeof harness>[0] = {}) {
+  const h = harness({ tools: testTools, ...opts });
+  const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+  onTestFinished(() => running.close());
+  return { h, url: running.url };
+}
+
+describe("streamed answers on the node server", () => {
+  it("the OpenAI SDK, over a real socket, gets each piece of the model's text before the model has finished", async () => {
+    const model = new WireModel();
+    const { url } = await served({ config: wireConfig(), models: { fetch: model.fetch } });
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "no-token-set", maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: "main", stream: true, messages: [{ role: "user", content: "count" }] });
+    const chunks = stream[Symbol.asyncIterator]();
+    expect((await chunks.next()).value.choices[0].delta).toEqual({ role: "assistant", content: "" });
+    const call = await model.call(1);
+    for (const piece of ["one", " two", " three"]) {
+      call.text(piece);
+      // The model has not finished: this piece reached the client on its own.
+      expect((await chunks.next()).value.choices[0].delta).toEqual({ content: piece });
+    }
+    call.finish();
+    expect((await chunks.next()).value.choices[0].finish_reason).toBe("stop");
+    expect((await chunks.next()).done).toBe(true);
+  });
+
+  it("a client that hangs up mid-stream aborts its turn: the model call is cancelled, the session's events see the turn end aborted, the history is unchanged", async () => {
+    const model = new WireModel();
+    const { h, url } = await served({ config: wireConfig(), models: { fetch: model.fetch } });
+    const key = "agent:main:http:gone";
+    const watcher = sseReader(await fetch(`${url}/v1/sessions/${key}/events`));
+    const req = httpRequest(`${url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" } });
+    const firstBytes = new Promise<void>((resolve) => req.on("response", (res) => res.once("data", () => resolve())));
+    req.end(JSON.stringify({ message: "talk", session: "gone", stream: true }));
+    const call = await model.call(1);
+    call.text("partial");
+    await firstBytes;
+    req.destroy();
+    const seen = await watcher.until("turn.end");
+    expect(seen.at(-1)!.data).toEqual({ agent: "main", session_key: key, outcome: "aborted" });
+    expect(call.aborted).toBe(true);
+    expect(h.runtime.historyOf(key)).toEqual([]);
+    await watcher.close();
+  });
+});

@@ -1,0 +1,388 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { describe, expect, it, onTestFinished } from "vitest";
+import type { ChatMessage } from "../../src/models/message.js";
+import { LOCK_FILE, SessionDirBusyError } from "../../src/session/dir-lock.js";
+import { MAX_NAME, fileNameOf, keyOfFileName } from "../../src/session/file-names.js";
+import { JsonlHistoryStore, type JsonlHistoryOptions } from "../../src/session/jsonl-store.js";
+import { MAX_OPEN } from "../../src/session/session-files.js";
+import { LOST_RESULT } from "../../src/session/transcript.js";
+import { tempDir } from "../support/project.js";
+
+/** The JSONL session store on real files in a temporary folder (README, "Sessions on disk"). */
+
+const KEY = "agent:main:http:s1";
+
+const turn = (n: number, tool = false): ChatMessage[] =>
+  tool
+    ? [
+        { role: "user", content: `q${n}` },
+        { role: "assistant", content: null, tool_calls: [{ id: `c${n}`, type: "function", function: { name: "t", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: `c${n}`, content: `r${n}` },
+        { role: "assistant", content: `a${n}` },
+      ]
+    : [
+        { role: "user", content: `q${n}` },
+        { role: "assistant", content: `a${n}` },
+      ];
+
+function opener(dir: string, base: Partial<JsonlHistoryOptions> = {}) {
+  const warnings: string[] = [];
+  const open = (extra: Partial<JsonlHistoryOptions> = {}) => {
+    const store = JsonlHistoryStore.open({ dir, warn: (w) => warnings.push(w), ...base, ...extra });
+    onTestFinished(() => store.close());
+    return store;
+  };
+  return { open, warnings };
+}
+
+const historyFile = (dir: string, key = KEY) => path.join(dir, `${fileNameOf(key)}.jsonl`);
+const metaFile = (dir: string, key = KEY) => path.join(dir, `${fileNameOf(key)}.meta.json`);
+const lines = (file: string) =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ChatMessage);
+
+/** A session read back as a turn reads it: held (loaded from its file), then taken. */
+async function reread(store: JsonlHistoryStore, key = KEY): Promise<ChatMessage[]> {
+  const release = await store.hold(key);
+  release();
+  return store.get(key);
+}
+
+describe("the JSONL session store", () => {
+  it("a history written by one gateway is there for the next one on the same folder (a restart)", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const first = open();
+    await first.append(KEY, turn(1, true));
+    await first.append(KEY, turn(2));
+    await first.close();
+    const second = open();
+    expect(second.get(KEY)).toEqual([]);
+    expect(await reread(second)).toEqual([...turn(1, true), ...turn(2)]);
+    expect(await second.page(KEY, 2)).toEqual({ messages: turn(2), total: 6 });
+  });
+
+  it("the folder is the store's while it runs: a new session's first turn reads nothing, so a file put there by hand is seen after a restart", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const store = open();
+    await store.append(KEY, turn(1));
+    const other = "agent:main:http:by-hand";
+    writeFileSync(
+      historyFile(dir, other),
+      `${turn(7)
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
+    expect(await reread(store, other)).toEqual([]);
+    expect(await reread(store)).toEqual(turn(1));
+    await store.close();
+    const next = open();
+    expect(await reread(next, other)).toEqual(turn(7));
+  });
+
+  it("keeps one OpenAI-style message per line, appended, and a meta file naming the session", async () => {
+    const dir = tempDir();
+    const store = opener(dir, { now: () => Date.parse("2026-12-01T10:00:00.000Z") }).open();
+    await store.append(KEY, turn(1, true));
+    await store.append(KEY, turn(2));
+    await store.close();
+    expect(lines(historyFile(dir))).toEqual([...turn(1, true), ...turn(2)]);
+    expect(readFileSync(historyFile(dir), "utf8").split("\n")[1]).toBe(
+      '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}]}',
+    );
+    expect(JSON.parse(readFileSync(metaFile(dir), "utf8"))).toEqual({
+      key: KEY,
+      agent: "main",
+      created_at: "2026-12-01T10:00:00.000Z",
+      updated_at: "2026-12-01T10:00:00.000Z",
+      count: 6,
+      bytes: statSync(historyFile(dir)).size,
+    });
+    expect(statSync(historyFile(dir)).mode & 0o777).toBe(0o600);
+  });
+
+  it("a torn last line, a corrupt middle line and an orphaned tool call: the session loads, each problem named by file and line, and the next turn cleans the file", async () => {
+    const dir = tempDir();
+    const { open, warnings } = opener(dir);
+    mkdirSync(dir, { recursive: true });
+    const file = historyFile(dir);
+    const good = [...turn(1), turn(2, true)[0]!, turn(2, true)[1]!, turn(2, true)[3]!];
+    writeFileSync(
+      file,
+      [JSON.stringify(good[0]), "{not json", JSON.stringify(good[1]), JSON.stringify(good[2]), JSON.stringify(good[3]), JSON.stringify(good[4])].join("\n") +
+        '\n{"role":"user","content":"q3 never fini',
+    );
+    const store = open();
+    const loaded = await reread(store);
+    expect(loaded).toEqual([
+      ...turn(1),
+      { role: "user", content: "q2" },
+      turn(2, true)[1]!,
+      { role: "tool", tool_call_id: "c2", content: LOST_RESULT, is_error: true },
+      { role: "assistant", content: "a2" },
+    ]);
+    expect(warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${file.replace(/[.]/g, "\\.")}: line 2 is not JSON \\(.+\\); skipped$`)),
+      `${file}: line 7 is cut short (39 bytes without a line break: a write that never finished); left out`,
+      `${file}: the tool call c2 had no result; an error result says so`,
+    ]);
+    await store.append(KEY, turn(3));
+    expect(lines(file)).toEqual([...loaded, ...turn(3)]);
+    await store.close();
+    warnings.length = 0;
+    expect(await reread(open())).toEqual([...loaded, ...turn(3)]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("a turn whose write was cut short is left out whole: every completed turn is there exactly once", async () => {
+    const dir = tempDir();
+    const { open, warnings } = opener(dir);
+    const first = open();
+    await first.append(KEY, turn(1));
+    await first.close();
+    const file = historyFile(dir);
+    const unfinished = [
+      ...turn(2, true)
+        .slice(0, 2)
+        .map((m) => JSON.stringify(m)),
+      JSON.stringify(turn(2, true)[2]).slice(0, 10),
+    ].join("\n");
+    writeFileSync(file, readFileSync(file, "utf8") + unfinished);
+    const store = open();
+    expect(await reread(store)).toEqual(turn(1));
+    expect(warnings).toEqual([
+      `${file}: line 5 is cut short (10 bytes without a line break: a write that never finished); the turn it belongs to (from line 3) never finished and is left out`,
+    ]);
+    expect(lines(file)).toEqual(turn(1));
+    await store.append(KEY, turn(3));
+    expect(lines(file)).toEqual([...turn(1), ...turn(3)]);
+  });
+
+  it("keys map to distinct, safe file names, readable back (case, punctuation, length)", () => {
+    const keys = [
+      "agent:main:http:Bob",
+      "agent:main:http:bob",
+      "agent:main:http:a.b",
+      "agent:main:http:a_b",
+      "agent:main:http:a~b",
+      "agent:main:http:a~5fb",
+      "agent:main:http:..",
+      "agent:main:http:@+=",
+      "agent:main_x:http:y",
+      "agent:main:x_http:y",
+      "agent:main:telegram:-1001234567890",
+      `agent:main:http:${"A".repeat(128)}`,
+      `agent:main:http:${"A".repeat(127)}B`,
+    ];
+    const names = keys.map(fileNameOf);
+    expect(new Set(names).size).toBe(keys.length);
+    for (const name of names) {
+      expect(name).toMatch(/^[a-z0-9_~-]+$/);
+      expect(name.length).toBeLessThanOrEqual(MAX_NAME);
+    }
+    expect(names.slice(0, 3)).toEqual(["agent_main_http_~42ob", "agent_main_http_bob", "agent_main_http_a~2eb"]);
+    expect(names.slice(0, -2).map(keyOfFileName)).toEqual(keys.slice(0, -2));
+    // Names of long keys are cut and end in a hash: they are read back from the meta file.
+    expect(names.slice(-2).map(keyOfFileName)).toEqual([null, null]);
+    expect(names.at(-1)).toMatch(/~~[0-9a-f]{32}$/);
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 300 }), fc.string({ unit: "binary", maxLength: 300 }), (a, b) => {
+        const [x, y] = [fileNameOf(a), fileNameOf(b)];
+        expect(x).toMatch(/^[a-z0-9_~-]+$/);
+        if (a !== b) expect(x).not.toBe(y);
+        const back = keyOfFileName(x);
+        if (back !== null) expect(back).toBe(a);
+      }),
+    );
+  });
+
+  it("a session whose key is too long for a file name is found again through its meta file", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const key = `agent:main:http:${"Z".repeat(128)}`;
+    const first = open();
+    await first.append(key, turn(1));
+    await first.close();
+    const second = open();
+    expect((await second.list(10)).map((s) => s.key)).toEqual([key]);
+    expect(await reread(second, key)).toEqual(turn(1));
+  });
+
+  it("a session under a shortened name whose meta file a crash left unwritten is read by its next turn, and memory and file stay the same", async () => {
+    const dir = tempDir();
+    const { open, warnings } = opener(dir);
+    const key = `agent:main:http:${"Z".repeat(128)}`;
+    writeFileSync(
+      historyFile(dir, key),
+      `${turn(1)
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
+    const store = open();
+    expect(warnings.join("\n")).toContain("cannot tell which session it holds");
+    expect(await reread(store, key)).toEqual(turn(1));
+    await store.append(key, turn(2));
+    expect(store.get(key)).toEqual([...turn(1), ...turn(2)]);
+    expect(lines(historyFile(dir, key))).toEqual([...turn(1), ...turn(2)]);
+  });
+
+  it("clear is durable: the files go, and after a restart the session is empty", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const first = open();
+    await first.append(KEY, turn(1));
+    await first.append("agent:main:http:other", turn(1));
+    await first.clear(KEY);
+    expect(existsSync(historyFile(dir))).toBe(false);
+    expect(existsSync(metaFile(dir))).toBe(false);
+    await first.close();
+    const second = open();
+    expect(await reread(second)).toEqual([]);
+    expect((await second.list(10)).map((s) => s.key)).toEqual(["agent:main:http:other"]);
+  });
+
+  it("a second store on the same folder refuses, naming the folder and the owner; a lock left by a process that no longer runs is taken over", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const first = open();
+    let refusal: unknown;
+    try {
+      open();
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(SessionDirBusyError);
+    expect((refusal as SessionDirBusyError).code).toBe("sessions_locked");
+    expect((refusal as Error).message).toContain(`the session folder ${dir} is in use: another gateway (process ${process.pid} on `);
+    await first.close();
+    expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
+    // A lock whose process is gone (killed, or the machine lost power): no process has this id.
+    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: 2_147_483_646, host: (await import("node:os")).hostname(), started_at: "earlier" }));
+    const taker = open();
+    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), "utf8")).pid).toBe(process.pid);
+    await taker.append(KEY, turn(1));
+    expect(await reread(taker)).toEqual(turn(1));
+  });
+
+  it("an evicted session is read back from its file; reading its page does not bring it into memory", async () => {
+    const dir = tempDir();
+    const store = opener(dir, { maxSessions: 1 }).open();
+    await store.append(KEY, turn(1));
+    await store.append("agent:main:http:s2", turn(2));
+    expect(store.keys()).toEqual(["agent:main:http:s2"]);
+    expect(await store.page(KEY, 10)).toEqual({ messages: turn(1), total: 2 });
+    expect(store.keys()).toEqual(["agent:main:http:s2"]);
+    expect(await reread(store)).toEqual(turn(1));
+    expect(store.keys()).toEqual([KEY]);
+    await store.append(KEY, turn(3));
+    expect(lines(historyFile(dir))).toEqual([...turn(1), ...turn(3)]);
+  });
+
+  it("the file is rewritten with what the session keeps once it grows past twice the session's limits", async () => {
+    const dir = tempDir();
+    const store = opener(dir, { maxMessages: 10 }).open();
+    let longest = 0;
+    for (let n = 1; n <= 30; n++) {
+      await store.append(KEY, turn(n));
+      longest = Math.max(longest, lines(historyFile(dir)).length);
+    }
+    expect(longest).toBeLessThanOrEqual(20);
+    expect(store.get(KEY)).toEqual(Array.from({ length: 5 }, (_, i) => turn(26 + i)).flat());
+    await store.close();
+    expect(await reread(opener(dir, { maxMessages: 10 }).open())).toEqual(Array.from({ length: 5 }, (_, i) => turn(26 + i)).flat());
+  });
+
+  it("an exchange cut to fit is written as it is kept", async () => {
+    const dir = tempDir();
+    const store = opener(dir, { maxBytes: 16 * 1024 }).open();
+    await store.append(KEY, [
+      { role: "user", content: "x".repeat(40_000) },
+      { role: "assistant", content: "ok" },
+    ]);
+    const kept = store.get(KEY);
+    expect(kept[0]!.content).toMatch(/\[cut: this message was 40000 bytes/);
+    expect(lines(historyFile(dir))).toEqual(kept);
+  });
+
+  it("a write that fails changes nothing: the turn gets the error, and memory holds what the file holds", async () => {
+    const dir = tempDir();
+    const store = opener(dir).open();
+    await store.append(KEY, turn(1));
+    // Enough other sessions written that this one's file is no longer kept open...
+    for (let n = 0; n < MAX_OPEN; n++) await store.append(`agent:main:http:other${n}`, turn(n));
+    // ...and its place taken by a folder: the next write cannot happen.
+    rmSync(historyFile(dir));
+    mkdirSync(historyFile(dir));
+    await expect(store.append(KEY, turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(historyFile(dir)) });
+    expect(store.get(KEY)).toEqual([]);
+    rmSync(historyFile(dir), { recursive: true });
+    expect(await reread(store)).toEqual([]);
+    await store.append(KEY, turn(3));
+    expect(await reread(store)).toEqual(turn(3));
+  });
+
+  it("lists sessions on disk, most recently changed first, with their message counts, also after a restart", async () => {
+    const dir = tempDir();
+    let now = Date.parse("2026-12-01T10:00:00.000Z");
+    const { open } = opener(dir, { now: () => (now += 1000) });
+    const store = open({ maxSessions: 2 });
+    await store.append("agent:main:http:a", turn(1));
+    await store.append("agent:main:http:b", [...turn(1), ...turn(2)]);
+    await store.append("agent:main:http:c", turn(1));
+    await store.append("agent:main:http:a", turn(2));
+    const expected = [
+      { key: "agent:main:http:a", messages: 4 },
+      { key: "agent:main:http:c", messages: 2 },
+      { key: "agent:main:http:b", messages: 4 },
+    ];
+    expect((await store.list(10)).map(({ key, messages }) => ({ key, messages }))).toEqual(expected);
+    expect((await store.list(2)).map((s) => s.key)).toEqual(["agent:main:http:a", "agent:main:http:c"]);
+    const [latest] = await store.list(1);
+    expect(latest!.updatedAt).toBe(now);
+    await store.close();
+    const again = open();
+    expect((await again.list(10)).map(({ key, messages }) => ({ key, messages }))).toEqual(expected);
+  });
+
+  it("a meta file that no longer matches its history (a crash between the two writes) is not trusted", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const store = open();
+    await store.append(KEY, turn(1));
+    await store.close();
+    writeFileSync(
+      historyFile(dir),
+      `${readFileSync(historyFile(dir), "utf8")}${turn(2)
+        .map((m) => JSON.stringify(m))
+        .join("\n")}\n`,
+    );
+    expect((await open().list(10)).map(({ key, messages }) => ({ key, messages }))).toEqual([{ key: KEY, messages: 4 }]);
+  });
+
+  it("keeps at most max_stored sessions on disk: the one changed least recently goes, with a warning", async () => {
+    const dir = tempDir();
+    const { open, warnings } = opener(dir, { maxStored: 2 });
+    const store = open();
+    for (const chat of ["a", "b", "c"]) await store.append(`agent:main:http:${chat}`, turn(1));
+    await store.close();
+    expect(readdirSync(dir).sort()).toEqual(
+      ["agent_main_http_b.jsonl", "agent_main_http_b.meta.json", "agent_main_http_c.jsonl", "agent_main_http_c.meta.json"].sort(),
+    );
+    expect(warnings).toEqual(["removed the stored session agent:main:http:a: session.max_stored keeps 2 sessions, and it was changed least recently"]);
+  });
+
+  it("subagent sessions are never written", async () => {
+    const dir = tempDir();
+    const store = opener(dir).open();
+    const child = `${KEY}:subagent:x1`;
+    await store.append(child, turn(1));
+    expect(store.get(child)).toEqual(turn(1));
+    await store.close();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
