@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { configSchema } from "../src/config/schema.js";
+import { builtinConfigSchema } from "../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { GC_NODE_ARGS, collectGarbage, gatewayProject, settled, startGateway } from "./processes.js";
 import { fmt, report } from "./support.js";
 

@@ -3,7 +3,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type LoadedConfig, loadConfig } from "../src/config/load.js";
+import type { LoadedConfig } from "../src/config/load.js";
+import { loadConfig } from "../src/house.js";
 
 /** Small helpers shared by the benchmarks: timing, percentiles, an instant fake model. */
 

@@ -1,33 +1,29 @@
-import path from "node:path";
 import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
 import type { FrontmatterKeys } from "./agents/frontmatter.js";
 import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
-import { BUILTIN_TOOL_NAMES } from "./config/schema.js";
-import { AbortedError, ConfigError } from "./errors.js";
-import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature } from "./port/feature.js";
+import { sectionsOf } from "./config/layout.js";
+import { ConfigError } from "./errors.js";
+import { type House, houseOf } from "./house.js";
 import { type Logger, redactingLogger } from "./log.js";
-import type { Timer } from "./signals.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
+import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature, type Preloaded } from "./port/feature.js";
 import { Runtime } from "./runtime/runtime.js";
-import type { McpHub, McpStartReport } from "./features/mcp/index.js";
-import { mcpFeature } from "./features/mcp/feature.js";
-import { pluginFeature } from "./features/plugins/feature.js";
+import type { HistoryStore } from "./session/history.js";
+import type { SessionPorts } from "./session/store.js";
+import { memoryStore } from "./session/stores.js";
+import type { Timer } from "./signals.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 import type { AnyTool } from "./tools/registry.js";
-import { type SubagentFeature, subagentFeature } from "./features/subagents/feature.js";
-import { type TodoFeature, todoFeature } from "./features/todo/feature.js";
-import { telegramChannel } from "./features/telegram/feature.js";
-import type { HistoryStore } from "./session/history.js";
-import { JsonlHistoryStore } from "./session/jsonl-store.js";
 
 /**
- * The composition root: config → features → agents → models → runtime.
- * Every feature (todo, subagents, plugin modules, MCP servers) is made and
- * registered here, the same way; the runtime names none of them.
+ * The composition root: config → features → agents → models → session
+ * store → runtime. The parts come from the house the config was loaded
+ * with (house.ts: the built-in features, channel types, stores and
+ * providers, and an embedder's); the runtime names none of them.
  */
 
 export interface BootstrapOptions {
@@ -37,7 +33,7 @@ export interface BootstrapOptions {
   models?: ModelCatalogOptions;
   /** Extra tools (tests, embedders). */
   tools?: AnyTool[];
-  /** Extra features (embedders), set up after the built-in ones. */
+  /** Extra features without config sections (embedders), set up after the house's; one with sections goes to `loadConfig`'s `extensions`. */
   features?: Feature[];
   /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
   timer?: Timer;
@@ -54,18 +50,11 @@ export interface BootstrapOptions {
   redact?: Redact;
 }
 
-/** The built-in features, kept so that tests and embedders can look inside them. */
-export interface BuiltinFeatures {
-  todo: TodoFeature;
-  subagents: SubagentFeature;
-}
-
 export interface Bootstrapped {
   runtime: Runtime;
   warnings: string[];
   /** Mistakes the gateway starts with (each is also a warning) but `config check` refuses: an agent naming a model that is not in model_list. */
   problems: string[];
-  builtins: BuiltinFeatures;
 }
 
 /** The frontmatter keys every feature reads, for the agent catalog. */
@@ -76,14 +65,25 @@ function frontmatterOf(features: readonly Feature[]): FrontmatterKeys {
 /**
  * Everything the CLI does between "config loaded" and "ready": read the
  * agents, check the default agent exists, make the runtime with its
- * features and models. Problems that must stop start-up throw ConfigError.
+ * features, models and session store. Features are set up as they are (a
+ * feature's `preload`, such as starting MCP servers, is `prepare`'s).
+ * Problems that must stop start-up throw ConfigError.
  */
 export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstrapped {
+  return assemble(loaded, opts, houseOf(loaded).features);
+}
+
+function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Feature[]): Bootstrapped {
+  const house = houseOf(loaded);
   const { redact, logger } = secretKeeping(loaded, opts);
-  const builtins: BuiltinFeatures = { todo: todoFeature(), subagents: subagentFeature() };
-  // Chat channels are features too (they start with the gateway): one per channel_list entry.
-  const channels = loaded.config.channel_list.map((entry, i) => telegramChannel(entry, `channel_list[${i}]`));
-  const features = [builtins.todo, builtins.subagents, ...(opts.features ?? []), ...channels];
+  checkExtraFeatures(house, opts.features ?? []);
+  // Chat channels are features too (they start with the gateway): one per channel_list entry, made by its type.
+  const channels = loaded.config.channel_list.map((entry, i) => {
+    const type = house.channels.find((c) => c.type === entry.type);
+    if (!type) throw new ConfigError([`channel_list[${i}].type: no channel type "${entry.type}" is registered`]);
+    return type.create(entry, `channel_list[${i}]`);
+  });
+  const features = [...own, ...(opts.features ?? []), ...channels];
   const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features));
   const wanted = loaded.config.agents.default;
   if (!catalog.agents.has(wanted)) {
@@ -94,9 +94,9 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
     ]);
   }
   checkChannelAgents(loaded, catalog);
-  const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] });
+  const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] }, house.providers);
   checkUsedModels(loaded, catalog.agents.values(), models);
-  const history = opts.history === "memory" ? undefined : (opts.history ?? openHistory(loaded, logger));
+  const ports = openStore(loaded, house, opts, logger);
   let runtime: Runtime;
   try {
     runtime = new Runtime({
@@ -109,38 +109,42 @@ export function bootstrap(loaded: LoadedConfig, opts: BootstrapOptions): Bootstr
       logger,
       redact,
       timer: opts.timer,
-      ...(history ? { history } : {}),
+      history: ports.history,
     });
   } catch (error) {
     // Lets go of the session folder (nothing was written yet: this returns at once).
-    void history?.close?.();
+    void ports.history.close?.();
     throw error;
   }
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));
   const problems = [...catalog.agents.values()]
     .filter((agent) => agent.model !== undefined && !names.has(agent.model))
     .map((agent) => `${agent.file}: model "${agent.model}" is not a model_name in model_list (it has: ${[...names].join(", ")})`);
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems, builtins };
+  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems };
+}
+
+/** An embedder's feature given to bootstrap must bring no config: its sections would not be in the schema the config was read with. */
+function checkExtraFeatures(house: House, extra: readonly Feature[]): void {
+  const problems = extra
+    .filter((feature) => feature.config && !house.features.includes(feature))
+    .map(
+      (feature) => `feature "${feature.name}" declares config sections: pass it to loadConfig's extensions (so they are read and validated), not to bootstrap`,
+    );
+  if (problems.length > 0) throw new ConfigError(problems);
 }
 
 /**
- * The session folder of `session.store: "jsonl"` (relative to the config
- * file), opened and locked; undefined for `"memory"` (the runtime keeps
- * histories in memory). Throws SessionDirBusyError when another gateway
- * owns the folder.
+ * The session store `session.store` names, opened (the jsonl store opens
+ * and locks its folder; it throws SessionDirBusyError when another gateway
+ * owns it), or histories in memory when `opts.history` says so.
  */
-export function openHistory(loaded: LoadedConfig, logger: Logger): HistoryStore | undefined {
-  const { session, agents } = loaded.config;
-  if (session.store !== "jsonl") return undefined;
-  return JsonlHistoryStore.open({
-    dir: path.resolve(loaded.baseDir, session.dir),
-    maxMessages: agents.defaults.max_history_messages,
-    maxBytes: agents.defaults.max_history_bytes,
-    maxSessions: session.max_sessions,
-    maxTotalBytes: session.max_bytes,
-    maxStored: session.max_stored,
-    warn: (message) => logger.warn(message),
-  });
+function openStore(loaded: LoadedConfig, house: House, opts: Pick<BootstrapOptions, "history">, logger: Logger): SessionPorts {
+  if (opts.history !== undefined && opts.history !== "memory") return { history: opts.history };
+  const type = opts.history === "memory" ? memoryStore.type : loaded.config.session.store;
+  const store = house.stores.find((s) => s.type === type);
+  if (!store) throw new ConfigError([`session.store: no store "${type}" is registered`]);
+  const options = (loaded.config.session as Record<string, unknown>)[type];
+  return store.open({ config: loaded.config, options, baseDir: loaded.baseDir, logger });
 }
 
 /**
@@ -189,75 +193,52 @@ function checkChannelAgents(loaded: LoadedConfig, catalog: AgentCatalog): void {
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
-/** Starts the hub, unless `signal` says stop first: then every server is stopped and start-up ends. */
-async function startOrStop(hub: McpHub, signal: AbortSignal | undefined): Promise<McpStartReport> {
-  if (!signal) return hub.start();
-  let onAbort: (() => void) | undefined;
-  const stopped = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new AbortedError("start-up was stopped"));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([hub.start(), stopped]);
-  } catch (error) {
-    await hub.close();
-    throw error;
-  } finally {
-    signal.removeEventListener("abort", onAbort!);
-    stopped.catch(() => {});
-  }
-}
-
-/** What an MCP server process inherits from the gateway's environment; the rest it gets only through its own `env`. */
-export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
-
 /**
- * `bootstrap` with the features the config plugs in: the modules of
- * `tools.plugins`, loaded and checked first (a broken one stops start-up),
- * and the MCP servers of `tools.mcp.servers` (a server that does not start
- * is a warning; it is retried, and its tools arrive when it is up). The
- * runtime closes the servers when it closes. The plugin loader and the MCP
- * client (with the SDK and ajv behind them) are imported only when the
- * config lists plugins or servers: a gateway without them never loads them.
+ * `bootstrap` after each feature's preload, in order: the modules of
+ * `tools.plugins` are loaded and checked (a broken one stops start-up), the
+ * MCP servers of `tools.mcp.servers` started (one that does not start is a
+ * warning; it is retried, and its tools arrive when it is up). Each
+ * preload sees the tool names taken before it. When start-up fails after a
+ * preload, what it started is stopped; the runtime closes what it keeps.
+ * What only some configs use (the plugin loader, the MCP client with its SDK
+ * and ajv) is imported by the preload that needs it.
  */
 export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Promise<Bootstrapped> {
-  // Scrubbed once: bootstrap and the MCP hub share the scrubbing logger.
+  // Scrubbed once: bootstrap and every preload share the scrubbing logger.
   const opts = { ...given, ...secretKeeping(loaded, given) };
-  const taken = new Map(BUILTIN_TOOL_NAMES.map((name) => [name, BUILT_IN_ORIGIN]));
+  const house = houseOf(loaded);
+  const taken = new Map(house.layout.toolKeys.map((name) => [name, BUILT_IN_ORIGIN]));
   for (const tool of opts.tools ?? []) taken.set(tool.name, EMBEDDER_ORIGIN);
-  const specs = loaded.config.tools.plugins;
-  const plugins = specs.length > 0 ? await (await import("./features/plugins/load.js")).loadPlugins(specs, loaded.baseDir, taken) : [];
-  const pluginTools = plugins.flatMap((p) => p.tools);
-  const features = [...(opts.features ?? []), pluginFeature(plugins)];
-
-  const servers = loaded.config.tools.mcp.servers;
-  if (Object.keys(servers).length > 0) {
-    const { McpHub } = await import("./features/mcp/index.js");
-    const hub = new McpHub(servers, {
-      logger: opts.logger,
-      redact: opts.redact,
-      baseDir: loaded.baseDir,
-      env: Object.fromEntries(MCP_INHERITED_ENV.filter((k) => loaded.env[k] !== undefined).map((k) => [k, loaded.env[k]])),
-      callTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
-      callTimeoutSetting: (tool) => toolTimeoutSetting(loaded.config.tools, tool),
-      ...(loaded.config.tools.mcp.max_message_bytes === undefined ? {} : { maxMessageBytes: loaded.config.tools.mcp.max_message_bytes }),
-    });
-    const report = await startOrStop(hub, opts.signal);
-    const clashes = report.tools.filter((tool) => taken.has(tool.name) || pluginTools.some((p) => p.name === tool.name));
-    if (clashes.length > 0) {
-      await hub.close();
-      throw new ConfigError(
-        clashes.map((tool) => `tools.mcp.servers.${hub.origin(tool.name)}: its tool "${tool.name}" clashes with another tool of that name`),
-      );
+  const preloaded: Preloaded[] = [];
+  const abandon = () => Promise.allSettled(preloaded.map((p) => p.abandon?.()));
+  try {
+    for (const feature of house.features) {
+      if (!feature.preload) {
+        preloaded.push({ feature });
+        continue;
+      }
+      const done = await feature.preload({
+        config: sectionsOf(loaded.config, feature.config),
+        baseDir: loaded.baseDir,
+        env: loaded.env,
+        logger: opts.logger,
+        redact: opts.redact,
+        signal: opts.signal,
+        taken,
+        reservedToolKeys: house.layout.reservedToolKeys,
+        toolTimeoutMs: (tool) => toolTimeoutMs(loaded.config.tools, tool),
+        toolTimeoutSetting: (tool) => toolTimeoutSetting(loaded.config.tools, tool),
+      });
+      preloaded.push(done);
+      for (const tool of done.tools ?? []) taken.set(tool.name, `feature "${feature.name}"`);
     }
-    features.push(mcpFeature(hub, report.tools, report.warnings));
-    try {
-      return bootstrap(loaded, { ...opts, features });
-    } catch (error) {
-      await hub.close();
-      throw error;
-    }
+    return assemble(
+      loaded,
+      opts,
+      preloaded.map((p) => p.feature),
+    );
+  } catch (error) {
+    await abandon();
+    throw error;
   }
-  return bootstrap(loaded, { ...opts, features });
 }

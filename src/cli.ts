@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
-import { type LoadedConfig, loadConfig } from "./config/load.js";
+import type { LoadedConfig } from "./config/load.js";
+import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
 import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { type RunningGateway, startGateway } from "./gateway/server.js";

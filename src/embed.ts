@@ -3,9 +3,16 @@
  * bootstrap a runtime (with features of your own, if you like), serve it
  * over HTTP or drive it through `handleMessage`.
  */
-export { loadConfig, type LoadedConfig, type LoadConfigOptions } from "./config/load.js";
-export { configSchema, type Config, type ModelEntry } from "./config/schema.js";
-export { bootstrap, prepare, type Bootstrapped, type BootstrapOptions, type BuiltinFeatures } from "./bootstrap.js";
+import { builtinConfigSchema } from "./house.js";
+
+export type { LoadedConfig, LoadConfigOptions } from "./config/load.js";
+export { toolGate, type Config, type ModelEntry } from "./config/schema.js";
+export { channelEntry, type ChannelEntry } from "./config/channel-schema.js";
+export type { ConfigSections, OwnSections } from "./config/layout.js";
+export { loadConfig, makeHouse, type Extensions, type House } from "./house.js";
+export { bootstrap, prepare, type Bootstrapped, type BootstrapOptions } from "./bootstrap.js";
+/** The schema of the config with the built-in features and adapters (a config made in code: `configSchema.parse({...})`). */
+export const configSchema = builtinConfigSchema();
 export { createApp, type AppOptions } from "./gateway/app.js";
 export { startGateway, type GatewayOptions, type RunningGateway } from "./gateway/server.js";
 export { Runtime } from "./runtime/runtime.js";
@@ -20,7 +27,21 @@ export type {
   SessionSummary,
 } from "./runtime/options.js";
 export type { MessageEvent, MessageObserver } from "./runtime/streams/message-stream.js";
-export type { Feature, FeatureHost, FeatureParts, Clock, Delivery } from "./port/feature.js";
+export {
+  defineFeature,
+  type Feature,
+  type FeatureHost,
+  type FeatureParts,
+  type Capability,
+  type PreloadContext,
+  type Preloaded,
+  type TypedSections,
+  type Clock,
+  type Delivery,
+} from "./port/feature.js";
+export type { ChannelType } from "./port/channel-type.js";
+export type { SessionStoreAdapter, SessionPorts, StoreContext } from "./session/store.js";
+export type { ProviderAdapter } from "./models/adapter.js";
 export type { Command, CommandContext } from "./port/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer } from "./port/route.js";
 export type { RuntimeEvents, EventScope, EventName } from "./port/events.js";

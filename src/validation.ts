@@ -42,6 +42,12 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
       return issue.keys.length === 1 ? `unknown key "${issue.keys[0]}"` : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
     case "invalid_value":
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    case "invalid_union": {
+      // A discriminated union (channel_list's `type`) names the values its discriminator may take.
+      const options = (issue as { discriminator?: string; options?: unknown[] }).options;
+      if (Array.isArray(options)) return `expected one of ${options.map((v) => JSON.stringify(v)).join(", ")}`;
+      return issue.message;
+    }
     case "too_small":
       if (issue.origin === "number" || issue.origin === "int") return `must be ${issue.inclusive === false ? ">" : ">="} ${String(issue.minimum)}`;
       if (issue.origin === "string") return `must not be shorter than ${String(issue.minimum)} characters`;

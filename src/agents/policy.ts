@@ -1,5 +1,5 @@
 import { type ToolSwitch, toolVariableName } from "../config/env.js";
-import { TOOLS_RESERVED, type ToolsConfig } from "../config/schema.js";
+import { CORE_TOOLS_KEYS, type ToolsConfig } from "../config/schema.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool, ToolRegistry } from "../tools/registry.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolSet } from "../tools/tool-set.js";
@@ -12,11 +12,12 @@ export interface ToolPolicyOptions {
   state?: ToolStates;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in; they win over the file. */
   switches?: readonly ToolSwitch[];
-  /** The form of a tool an agent gets (the todo tool's style); the tool itself by default. */
   /** The form of a tool an agent gets (the todo tool's style), or undefined when the agent is not offered it at all. */
   variant?: (tool: AnyTool, agent: AgentDefinition) => AnyTool | undefined;
   /** Scrubs configured secrets from every tool result. */
   redact?: Redact;
+  /** Keys of `tools` that are no tool's section (`max_result_bytes`, `mcp`...): never warned about. */
+  reserved?: readonly string[];
 }
 
 type Section = { enabled?: boolean; timeout_ms?: number };
@@ -110,7 +111,7 @@ export class ToolPolicy {
   configWarnings(): string[] {
     const warnings: string[] = [];
     for (const name of Object.keys(this.tools)) {
-      if ((TOOLS_RESERVED as readonly string[]).includes(name) || this.registry.get(name)) continue;
+      if ((this.opts.reserved ?? CORE_TOOLS_KEYS).includes(name) || this.registry.get(name)) continue;
       warnings.push(`tools.${name}: there is no tool named "${name}"; this section does nothing`);
     }
     const spelled = new Set(this.registry.names().map(toolVariableName));

@@ -16,7 +16,8 @@ import type { FeatureHost } from "../port/feature.js";
  */
 
 /** What a channel needs of the runtime: messages in, what sessions deliver out, a log and a timer. */
-export type ChannelHost = Pick<FeatureHost, "handleMessage" | "subscribe" | "logger" | "timer">;
+export const CHANNEL_CAPABILITIES = ["handleMessage", "subscribe", "logger", "timer"] as const;
+export type ChannelHost = Pick<FeatureHost, (typeof CHANNEL_CAPABILITIES)[number]>;
 
 /** The chat app's side of sending. */
 export interface ChatTransport {

@@ -1,5 +1,5 @@
 import { formatPath } from "../validation.js";
-import { BUILTIN_TOOL_NAMES, TOOLS_RESERVED } from "./schema.js";
+import { CORE_TOOLS_KEYS } from "./schema.js";
 
 /**
  * The environment overrides (README, "Environment overrides"), applied to the raw config after
@@ -81,11 +81,17 @@ export interface OverrideOutcome {
   secrets: string[];
 }
 
+/** The keys of `tools` the layout knows: the registered features' tool sections, and the ones that are no tool's. */
+export interface ToolKeys {
+  readonly toolKeys: readonly string[];
+  readonly reservedToolKeys: readonly string[];
+}
+
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
 export function applyEnvOverrides(
   raw: Record<string, unknown>,
   env: Readonly<Record<string, string | undefined>>,
-  builtinTools: readonly string[] = BUILTIN_TOOL_NAMES,
+  keys: ToolKeys = { toolKeys: [], reservedToolKeys: CORE_TOOLS_KEYS },
 ): OverrideOutcome {
   const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [], secrets: [] };
   const overrides = [...FIXED];
@@ -98,11 +104,11 @@ export function applyEnvOverrides(
       continue;
     }
     const tool = match[1]!.toLowerCase();
-    if ((TOOLS_RESERVED as readonly string[]).includes(tool)) {
+    if (keys.reservedToolKeys.includes(tool)) {
       outcome.problems.push(`${variable}: tools.${tool} is not a tool`);
       continue;
     }
-    if (builtinTools.includes(tool)) {
+    if (keys.toolKeys.includes(tool)) {
       overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
       continue;
     }

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { configSchema } from "./schema.js";
+import type { ConfigLayout } from "./layout.js";
 
-/** The JSON Schema of the config file (what users write, defaults optional), for editors. */
-export function configJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(configSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+/** The JSON Schema of the config file (what users write, defaults optional), for editors: the layout's whole schema. */
+export function configJsonSchema(layout: ConfigLayout): Record<string, unknown> {
+  const schema = z.toJSONSchema(layout.schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
   return {
     $schema: schema.$schema,
     title: "PicoClaw-TS gateway config (picoclaw.config.json)",
@@ -11,6 +11,6 @@ export function configJsonSchema(): Record<string, unknown> {
   };
 }
 
-export function configJsonSchemaText(): string {
-  return `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
+export function configJsonSchemaText(layout: ConfigLayout): string {
+  return `${JSON.stringify(configJsonSchema(layout), null, 2)}\n`;
 }

@@ -4,8 +4,9 @@ import dotenv from "dotenv";
 import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
 import { type ToolSwitch, applyEnvOverrides } from "./env.js";
+import type { ConfigLayout } from "./layout.js";
 import { fromPicoclaw } from "./picoclaw-compat.js";
-import { type Config, type ModelEntry, configSchema } from "./schema.js";
+import type { Config, ModelEntry } from "./schema.js";
 import { collectSecrets } from "./secrets.js";
 import { type MissingVariable, type SubstitutedString, substituteVariables } from "./substitute.js";
 
@@ -25,6 +26,8 @@ export type UnresolvedVariables = ReadonlyMap<string, readonly { path: string; v
 
 export interface LoadedConfig {
   config: Config;
+  /** The layout the config was read with: the registered features' and adapters' sections. */
+  layout: ConfigLayout;
   /** The config file read, or null when none exists and defaults apply. */
   file: string | null;
   /** The folder relative paths in the config resolve against. */
@@ -50,12 +53,14 @@ export interface LoadedConfig {
 export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
 
 /**
- * Finds, reads and validates the config: file (`--config`, `$PICOCLAW_CONFIG`,
- * `./picoclaw.config.json`) → `${VAR}` substitution → env overrides → zod.
- * Throws one ConfigError listing every problem. Pure: it reads files but
- * never touches `process.env` or the process.
+ * Finds, reads and validates the config with `layout`'s schema: file
+ * (`--config`, `$PICOCLAW_CONFIG`, `./picoclaw.config.json`) → `${VAR}`
+ * substitution → env overrides → zod. Throws one ConfigError listing every
+ * problem. Pure: it reads files but never touches `process.env` or the
+ * process. (The composition root's `loadConfig` reads with the built-in
+ * features and adapters, and what an embedder adds.)
  */
-export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
+export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): LoadedConfig {
   const env: Record<string, string | undefined> = { ...opts.env };
   const dotenvEntries: Record<string, string> = {};
   loadDotenv(path.join(opts.cwd, ".env"), env, dotenvEntries);
@@ -78,7 +83,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     throw new ConfigError([`${found}: the config must be a JSON object`]);
   }
   // A config written for PicoClaw reads as ours; what it has and we do not is a warning.
-  const compat = fromPicoclaw(raw as Record<string, unknown>);
+  const compat = fromPicoclaw(raw as Record<string, unknown>, layout.picoclaw());
   raw = compat.config;
   const problems: string[] = [];
   const substituted = substituteVariables(raw, env);
@@ -91,11 +96,11 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
     }
   }
 
-  const overrides = applyEnvOverrides(resolvedRaw, env);
+  const overrides = applyEnvOverrides(resolvedRaw, env, layout);
   problems.push(...overrides.problems);
 
   // Parsed once: no compiled fast path (zod would build one with new Function, which costs more than it saves here).
-  const parsed = configSchema.safeParse(resolvedRaw, { reportInput: true, jitless: true });
+  const parsed = layout.schema.safeParse(resolvedRaw, { reportInput: true, jitless: true });
   if (!parsed.success) {
     problems.push(
       ...describeIssues(parsed.error, {
@@ -121,6 +126,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
 
   return {
     config,
+    layout,
     file: found,
     baseDir,
     agentsDir: path.resolve(baseDir, config.agents.dir),
@@ -132,6 +138,7 @@ export function loadConfig(opts: LoadConfigOptions): LoadedConfig {
       substituted: substituted.substituted.flatMap((s) => s.values),
       dotenv: dotenvEntries,
       overrides: overrides.secrets,
+      contributed: layout.contributedSecrets(config),
     }),
     substituted: substituted.substituted,
   };

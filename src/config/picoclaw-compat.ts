@@ -1,5 +1,4 @@
-import { PROVIDERS } from "./schema.js";
-import { UNSUPPORTED_VENDORS, VENDORS } from "./vendors.js";
+import { UNSUPPORTED_VENDORS } from "./vendors.js";
 
 /**
  * A config written for PicoClaw (Go) read as ours, before validation. Where
@@ -10,8 +9,22 @@ import { UNSUPPORTED_VENDORS, VENDORS } from "./vendors.js";
  * we do not (heartbeat, skills, hooks, its own built-in tools...) is dropped
  * with a note naming it. `_comment` keys, PicoClaw's comments, go silently.
  * Anything else stays as written, so our strict schema still names every
- * unknown key.
+ * unknown key. What PicoClaw-TS knows comes from the layout: the registered
+ * providers and their vendors, the channel types (each turns PicoClaw's
+ * entry into its own), and the sections features own (PicoClaw's key there
+ * is read, not dropped).
  */
+
+/** What the registered providers, channel types and features make known (ConfigLayout.picoclaw()). */
+export interface PicoclawKnowledge {
+  readonly providers: readonly string[];
+  /** Vendor name → our provider and its default `api_base`. */
+  readonly vendors: Readonly<Record<string, { provider: string; apiBase: string }>>;
+  /** Channel types, each with how it reads PicoClaw's entry (`{type, enabled, allow_from, settings...}`) as its own. */
+  readonly channels: readonly { type: string; fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown> }[];
+  /** Whether a section path (`tools.exec`, `agents.defaults.workspace`, `heartbeat`) is one a feature owns here. */
+  owns(path: string): boolean;
+}
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => value !== null && typeof value === "object" && !Array.isArray(value);
@@ -64,7 +77,7 @@ function dropComments(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).flatMap(([key, inner]) => (key === "_comment" ? [] : [[key, dropComments(inner)]])));
 }
 
-function entry(raw: Json, index: number, notes: string[]): Json | null {
+function entry(raw: Json, index: number, notes: string[], known: PicoclawKnowledge): Json | null {
   const out: Json = { ...raw };
   const where = `model_list[${index}]${typeof raw.model_name === "string" ? ` (${raw.model_name})` : ""}`;
   const ignored = PICOCLAW_ENTRY_KEYS.filter((key) => key in out);
@@ -77,11 +90,11 @@ function entry(raw: Json, index: number, notes: string[]): Json | null {
     if (keys.length > 1) notes.push(`${where}: api_keys holds ${keys.length} keys; only the first is used (no key rotation here)`);
   }
   let vendor: string | undefined;
-  if (typeof out.provider === "string" && !(PROVIDERS as readonly string[]).includes(out.provider)) {
+  if (typeof out.provider === "string" && !known.providers.includes(out.provider)) {
     vendor = out.provider;
   } else if (out.provider === undefined && typeof out.model === "string" && out.model.includes("/")) {
     const [prefix, ...rest] = out.model.split("/");
-    if (prefix! in VENDORS || (UNSUPPORTED_VENDORS as readonly string[]).includes(prefix!)) {
+    if (prefix! in known.vendors || (UNSUPPORTED_VENDORS as readonly string[]).includes(prefix!)) {
       vendor = prefix;
       out.model = rest.join("/");
     }
@@ -91,12 +104,12 @@ function entry(raw: Json, index: number, notes: string[]): Json | null {
       notes.push(`${where}: vendor "${vendor}" needs a login or a protocol PicoClaw-TS does not speak; entry ignored`);
       return null;
     }
-    const known = VENDORS[vendor];
-    if (!known) return out; // an unknown provider: the schema names it
-    out.provider = known.provider;
-    if (out.api_base === undefined || out.api_base === "") out.api_base = known.apiBase;
+    const served = known.vendors[vendor];
+    if (!served) return out; // an unknown provider: the schema names it
+    out.provider = served.provider;
+    if (out.api_base === undefined || out.api_base === "") out.api_base = served.apiBase;
     // PicoClaw writes Anthropic's base without /v1; requests go to {api_base}/messages here.
-    if (known.provider === "anthropic" && typeof out.api_base === "string" && /^https?:\/\/[^/]+\/?$/.test(out.api_base)) {
+    if (served.provider === "anthropic" && typeof out.api_base === "string" && /^https?:\/\/[^/]+\/?$/.test(out.api_base)) {
       out.api_base = `${out.api_base.replace(/\/$/, "")}/v1`;
     }
   } else if (out.provider === undefined && out.model !== undefined) {
@@ -106,7 +119,7 @@ function entry(raw: Json, index: number, notes: string[]): Json | null {
   return out;
 }
 
-function modelList(raw: unknown[], notes: string[]): unknown[] {
+function modelList(raw: unknown[], notes: string[], known: PicoclawKnowledge): unknown[] {
   const out: unknown[] = [];
   const seen = new Set<string>();
   for (const [index, item] of raw.entries()) {
@@ -114,7 +127,7 @@ function modelList(raw: unknown[], notes: string[]): unknown[] {
       out.push(item);
       continue;
     }
-    const made = entry(item, index, notes);
+    const made = entry(item, index, notes, known);
     if (!made) continue;
     const name = made.model_name;
     if (typeof name === "string" && seen.has(name)) {
@@ -127,7 +140,7 @@ function modelList(raw: unknown[], notes: string[]): unknown[] {
   return out;
 }
 
-function agentDefaults(raw: Json, notes: string[]): Json {
+function agentDefaults(raw: Json, notes: string[], known: PicoclawKnowledge): Json {
   const out: Json = { ...raw };
   // Its context_window (every model's) becomes that of each model entry that sets none: see fromPicoclaw.
   delete out.context_window;
@@ -136,14 +149,14 @@ function agentDefaults(raw: Json, notes: string[]): Json {
     else notes.push("agents.defaults.model: model_name is given too; model is ignored");
     delete out.model;
   }
-  const ignored = PICOCLAW_AGENT_DEFAULTS.filter((key) => key in out);
+  const ignored = PICOCLAW_AGENT_DEFAULTS.filter((key) => key in out && !known.owns(`agents.defaults.${key}`));
   for (const key of ignored) delete out[key];
   if (ignored.length > 0) notes.push(`agents.defaults: ${ignored.join(", ")} ${ignored.length === 1 ? "is" : "are"} PicoClaw's and not read here; ignored`);
   return out;
 }
 
-/** PicoClaw's channel object (`{"telegram": {type, enabled, allow_from, settings: {token...}}}`) as our list. */
-function channelObject(raw: Json, notes: string[]): unknown[] {
+/** PicoClaw's channel object (`{"telegram": {type, enabled, allow_from, settings: {token...}}}`) as our list: each channel type reads its own entries. */
+function channelObject(raw: Json, notes: string[], known: PicoclawKnowledge): unknown[] {
   const out: unknown[] = [];
   for (const [name, value] of Object.entries(raw)) {
     if (!isObject(value)) {
@@ -152,21 +165,14 @@ function channelObject(raw: Json, notes: string[]): unknown[] {
     }
     const type = value.type ?? name;
     if (value.enabled === false) continue;
-    if (type !== "telegram") {
-      notes.push(`channel_list.${name}: channel type "${String(type)}" is not supported by PicoClaw-TS (Telegram is); ignored`);
+    const channel = known.channels.find((c) => c.type === type);
+    if (!channel) {
+      const types = known.channels.map((c) => c.type).join(", ") || "none";
+      notes.push(`channel_list.${name}: channel type "${String(type)}" is not supported by PicoClaw-TS (it has: ${types}); ignored`);
       continue;
     }
-    const settings = isObject(value.settings) ? value.settings : {};
-    const streaming = isObject(settings.streaming) ? settings.streaming.enabled : settings.streaming;
-    out.push({
-      name,
-      type: "telegram",
-      ...(settings.token !== undefined ? { token: settings.token } : {}),
-      ...(value.allow_from !== undefined ? { allow_from: value.allow_from } : {}),
-      ...(value.agent !== undefined ? { agent: value.agent } : {}),
-      ...(typeof streaming === "boolean" ? { streaming } : {}),
-      ...(typeof settings.base_url === "string" && settings.base_url !== "" ? { api_root: settings.base_url } : {}),
-    });
+    const { enabled: _enabled, ...rest } = value;
+    out.push(channel.fromPicoclaw ? channel.fromPicoclaw(name, value) : { name, ...rest, type });
   }
   return out;
 }
@@ -197,11 +203,11 @@ function mcp(raw: Json, notes: string[]): Json {
 }
 
 /** PicoClaw's built-in tools' sections are dropped with one note; every other section stays for the schema. */
-function tools(raw: Json, notes: string[]): Json {
+function tools(raw: Json, notes: string[], known: PicoclawKnowledge): Json {
   const out: Json = {};
   const dropped: string[] = [];
   for (const [name, value] of Object.entries(raw)) {
-    if (PICOCLAW_TOOL_KEYS.includes(name)) {
+    if (PICOCLAW_TOOL_KEYS.includes(name) && !known.owns(`tools.${name}`)) {
       dropped.push(name);
       continue;
     }
@@ -216,20 +222,21 @@ function tools(raw: Json, notes: string[]): Json {
   return out;
 }
 
-export function fromPicoclaw(raw: Json): { config: Json; notes: string[] } {
+export function fromPicoclaw(raw: Json, known: PicoclawKnowledge): { config: Json; notes: string[] } {
   const notes: string[] = [];
   const config = dropComments(raw) as Json;
-  const ignored = PICOCLAW_ONLY.filter((key) => key in config);
+  const ignored = PICOCLAW_ONLY.filter((key) => key in config && !known.owns(key));
   for (const key of ignored) delete config[key];
   if (ignored.length > 0) notes.push(`${ignored.join(", ")}: PicoClaw's, not supported by PicoClaw-TS; ignored`);
-  if (Array.isArray(config.model_list)) config.model_list = modelList(config.model_list, notes);
+  if (Array.isArray(config.model_list)) config.model_list = modelList(config.model_list, notes, known);
   const window = isObject(config.agents) && isObject(config.agents.defaults) ? config.agents.defaults.context_window : undefined;
   if (window !== undefined && Array.isArray(config.model_list)) {
     config.model_list = config.model_list.map((item) => (isObject(item) && item.context_window === undefined ? { ...item, context_window: window } : item));
   }
-  if (isObject(config.agents) && isObject(config.agents.defaults)) config.agents = { ...config.agents, defaults: agentDefaults(config.agents.defaults, notes) };
-  if (isObject(config.channel_list)) config.channel_list = channelObject(config.channel_list, notes);
-  if (isObject(config.tools)) config.tools = tools(config.tools, notes);
+  if (isObject(config.agents) && isObject(config.agents.defaults))
+    config.agents = { ...config.agents, defaults: agentDefaults(config.agents.defaults, notes, known) };
+  if (isObject(config.channel_list)) config.channel_list = channelObject(config.channel_list, notes, known);
+  if (isObject(config.tools)) config.tools = tools(config.tools, notes, known);
   if (isObject(config.gateway)) {
     const gateway = { ...config.gateway };
     const ignoredGateway = ["hot_reload", "log_level"].filter((key) => key in gateway);

@@ -15,6 +15,10 @@ import type { Config } from "./schema.js";
  *   and secret-named query parameters, `--password=x` / `--api-key x` style
  *   arguments, and `extra_body` values under secret-named keys.
  *
+ * What a feature's sections hold in such places (an MCP server's headers,
+ * environment and arguments) its config declaration reports, with the
+ * helpers below; the loader adds them here.
+ *
  * `config check` masks them wherever they appear; tool results, MCP server
  * stderr and the log are scrubbed of them.
  */
@@ -32,6 +36,8 @@ export interface SecretSources {
   dotenv: Readonly<Record<string, string>>;
   /** Values environment overrides set that are secrets (the gateway token). */
   overrides: Iterable<string>;
+  /** What the features and channel types found in their own sections (ConfigLayout.contributedSecrets). */
+  contributed: Iterable<string>;
 }
 
 export function collectSecrets(config: Config, sources: SecretSources): Set<string> {
@@ -42,18 +48,13 @@ export function collectSecrets(config: Config, sources: SecretSources): Set<stri
   for (const value of sources.substituted) add(value);
   for (const [name, value] of Object.entries(sources.dotenv)) if (SECRET_NAME.test(name)) add(value);
   for (const value of sources.overrides) add(value);
+  for (const value of sources.contributed) add(value);
 
   keyedSecrets(config, add);
   for (const entry of config.model_list) {
     headerSecrets(entry.custom_headers, add);
     urlSecrets(entry.api_base, add);
     bodySecrets(entry.extra_body, false, add);
-  }
-  for (const server of Object.values(config.tools.mcp.servers)) {
-    headerSecrets(server.headers, add);
-    urlSecrets(server.url, add);
-    for (const [name, value] of Object.entries(server.env ?? {})) if (SECRET_NAME.test(name)) add(value);
-    argumentSecrets(server.args ?? [], add);
   }
   return found;
 }
@@ -71,7 +72,8 @@ function keyedSecrets(value: unknown, add: (value: unknown) => void): void {
   }
 }
 
-function headerSecrets(headers: Readonly<Record<string, string>> | undefined, add: (value: string) => void): void {
+/** Header values named like secrets, and the credential of a `Bearer`/`Basic`/`Token` value. */
+export function headerSecrets(headers: Readonly<Record<string, string>> | undefined, add: (value: string) => void): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (SECRET_NAME.test(name)) add(value);
     const credential = CREDENTIAL.exec(value)?.[1];
@@ -79,7 +81,8 @@ function headerSecrets(headers: Readonly<Record<string, string>> | undefined, ad
   }
 }
 
-function urlSecrets(text: string | undefined, add: (value: string) => void): void {
+/** A URL's password (as written and decoded) and its secret-named query parameters. */
+export function urlSecrets(text: string | undefined, add: (value: string) => void): void {
   if (text === undefined || !URL.canParse(text)) return;
   const url = new URL(text);
   if (url.password) {
@@ -94,13 +97,18 @@ function urlSecrets(text: string | undefined, add: (value: string) => void): voi
 }
 
 /** `--password=x`, `--api-key x`, `-token=x`: the value of a flag named like a secret. */
-function argumentSecrets(args: readonly string[], add: (value: string) => void): void {
+export function argumentSecrets(args: readonly string[], add: (value: string) => void): void {
   args.forEach((arg, i) => {
     const flag = /^--?([A-Za-z][\w.-]*)(?:=(.*))?$/s.exec(arg);
     if (!flag || !SECRET_NAME.test(flag[1]!)) return;
     if (flag[2] !== undefined) add(flag[2]);
     else if (i + 1 < args.length && !args[i + 1]!.startsWith("-")) add(args[i + 1]!);
   });
+}
+
+/** The values of a map of names (an environment) whose names look secret. */
+export function namedSecrets(values: Readonly<Record<string, string>> | undefined, add: (value: string) => void): void {
+  for (const [name, value] of Object.entries(values ?? {})) if (SECRET_NAME.test(name)) add(value);
 }
 
 /** String values under secret-named keys, at any depth. */

@@ -1,6 +1,6 @@
+import { z } from "zod";
 import type { ModelEntry } from "../config/schema.js";
 import type { ResponseAssembler } from "./assembler.js";
-import { ANTHROPIC_DEFAULT_MAX_TOKENS } from "./entry-check.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
 import { HttpModelProvider } from "./http-provider.js";
 import type { ModelRequest } from "./provider.js";
@@ -14,12 +14,54 @@ const readMessage = async (response: ModelAnswer, out: ResponseAssembler, ctx: R
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";
 export const ANTHROPIC_VERSION = "2023-06-01";
 
+/** The Messages API requires max_tokens; this fits every current Claude model (sent when the entry sets none). */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+/** The entry keys only this provider takes (`otherwise`: what a provider that does not take one offers instead). */
+export const ANTHROPIC_OPTIONS = {
+  thinking: {
+    schema: z
+      .strictObject({
+        budget_tokens: z.int().min(1024).max(10_000_000).describe("Tokens the model may think with; at least 1024 and less than max_tokens."),
+      })
+      .describe("anthropic: extended thinking; the signed thinking blocks go back with the rest of the turn, as the API requires with tools."),
+    otherwise: "an OpenAI-compatible reasoning model takes reasoning_effort",
+  },
+  cache: {
+    schema: z
+      .boolean()
+      .describe("anthropic: prompt caching; the tool list, the system prompt and the conversation so far are marked cacheable (default false)."),
+    otherwise: "OpenAI-compatible servers cache prompts by themselves",
+  },
+} as const;
+
+/** An entry of provider `anthropic`, with its own options. */
+export type AnthropicEntry = ModelEntry & { [K in keyof typeof ANTHROPIC_OPTIONS]?: z.output<(typeof ANTHROPIC_OPTIONS)[K]["schema"]> };
+
+/** What the Messages API refuses of an entry, before its first request. */
+export function anthropicProblems(entry: AnthropicEntry): string[] {
+  const problems: string[] = [];
+  if (entry.temperature !== undefined && entry.temperature > 1) problems.push('temperature: must be <= 1 for provider "anthropic"');
+  if (entry.thinking) {
+    const maxTokens = entry.max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+    if (entry.thinking.budget_tokens >= maxTokens) {
+      problems.push(
+        `thinking.budget_tokens: must be less than max_tokens (${maxTokens}${entry.max_tokens === undefined ? ", the default" : ""}); raise max_tokens, which counts the thinking too`,
+      );
+    }
+    if (entry.temperature !== undefined && entry.temperature !== 1) {
+      problems.push("temperature: the API takes no temperature but 1 with thinking on; leave temperature out");
+    }
+  }
+  return problems;
+}
+
 /**
  * The Anthropic Messages API: `POST {api_base}/messages` with `x-api-key`
  * and `anthropic-version`, streamed unless the entry says `"stream": false`.
  */
-export class AnthropicProvider extends HttpModelProvider {
-  constructor(entry: ModelEntry, opts: TransportOptions = {}) {
+export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
+  constructor(entry: AnthropicEntry, opts: TransportOptions = {}) {
     super(entry, opts, {
       defaultBase: ANTHROPIC_DEFAULT_BASE,
       path: "/messages",

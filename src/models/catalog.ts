@@ -1,12 +1,11 @@
 import { type LoadedConfig, usableModelEntry } from "../config/load.js";
 import type { ModelEntry } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
-import { AnthropicProvider } from "./anthropic.js";
-import { BuiltinModel } from "./builtin.js";
+import type { ProviderAdapter } from "./adapter.js";
 import { entryProblems } from "./entry-check.js";
 import { FallbackProvider } from "./fallback.js";
-import { OpenAIProvider } from "./openai.js";
 import type { ModelProvider } from "./provider.js";
+import { BUILTIN_PROVIDERS } from "./providers.js";
 import type { TransportOptions } from "./transport.js";
 
 /** What the HTTP providers share: the network, waiting and randomness (tests inject fast ones). */
@@ -16,7 +15,8 @@ export type ModelCatalogOptions = TransportOptions;
  * The providers of `model_list`, made on first use (so a `${VAR}` that is
  * not set only matters for an entry that is actually used) and then kept.
  * An entry with `fallbacks` is served through a FallbackProvider whose
- * fallbacks are made only when they are needed.
+ * fallbacks are made only when they are needed. Each entry's provider is
+ * the registered adapter of its `provider` name.
  */
 export class ModelCatalog {
   private readonly providers = new Map<string, ModelProvider>();
@@ -25,6 +25,7 @@ export class ModelCatalog {
   constructor(
     private readonly loaded: Pick<LoadedConfig, "config" | "unresolved">,
     private readonly opts: ModelCatalogOptions = {},
+    private readonly adapters: readonly ProviderAdapter[] = BUILTIN_PROVIDERS,
   ) {}
 
   /** The provider for a model_name (with its fallbacks); throws ConfigError naming the config path when unusable. */
@@ -58,23 +59,18 @@ export class ModelCatalog {
 
   private create(written: ModelEntry): ModelProvider {
     const index = this.loaded.config.model_list.indexOf(written);
+    const adapter = this.adapters.find((a) => a.type === written.provider);
+    if (!adapter) throw new ConfigError([`model_list[${index}].provider: no provider "${written.provider}" is registered`]);
     // agents.defaults.max_tokens / temperature apply to an entry that sets none of its own
-    // (not the temperature to one that thinks: the Messages API refuses it with thinking on).
+    // (not the temperature to one its provider says takes none: an Anthropic entry that thinks).
     const { max_tokens, temperature } = this.loaded.config.agents.defaults;
     const entry: ModelEntry = {
       ...written,
       ...(written.max_tokens === undefined && max_tokens !== undefined ? { max_tokens } : {}),
-      ...(written.temperature === undefined && temperature !== undefined && !written.thinking ? { temperature } : {}),
+      ...(written.temperature === undefined && temperature !== undefined && adapter.takesTemperature?.(written) !== false ? { temperature } : {}),
     };
-    const problems = entryProblems(entry).map((p) => `model_list[${index}].${p}`);
+    const problems = entryProblems(entry, this.adapters).map((p) => `model_list[${index}].${p}`);
     if (problems.length > 0) throw new ConfigError(problems);
-    switch (entry.provider) {
-      case "builtin":
-        return new BuiltinModel(entry.model_name);
-      case "openai":
-        return new OpenAIProvider(entry, this.opts);
-      case "anthropic":
-        return new AnthropicProvider(entry, this.opts);
-    }
+    return adapter.create(entry, this.opts);
   }
 }

@@ -16,7 +16,7 @@ import {
  * classified errors), and streaming unless the entry says `"stream": false`.
  * An adapter only says how a request looks on its wire.
  */
-export abstract class HttpModelProvider implements ModelProvider {
+export abstract class HttpModelProvider<E extends ModelEntry = ModelEntry> implements ModelProvider {
   readonly name: string;
   readonly vision: boolean;
   protected readonly url: string;
@@ -26,7 +26,7 @@ export abstract class HttpModelProvider implements ModelProvider {
   private readonly transport: ModelTransport;
 
   protected constructor(
-    protected readonly entry: ModelEntry,
+    protected readonly entry: E,
     opts: TransportOptions,
     endpoint: { defaultBase: string; path: string; headers: Record<string, string> },
   ) {

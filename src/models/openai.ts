@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { ModelEntry } from "../config/schema.js";
 import { ModelError } from "../errors.js";
 import { visibleContent } from "./content.js";
@@ -15,6 +16,23 @@ const readChatCompletion = async (response: ModelAnswer, out: ResponseAssembler,
 
 export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
 
+/** The entry keys only this provider takes (`otherwise`: what a provider that does not take one offers instead). */
+export const OPENAI_OPTIONS = {
+  max_tokens_field: {
+    schema: z
+      .enum(["max_tokens", "max_completion_tokens"])
+      .describe("openai: the field max_tokens is sent as (default max_completion_tokens for o-series and gpt-5 models, max_tokens for the rest)."),
+    otherwise: "the Messages API always takes max_tokens",
+  },
+  reasoning_effort: {
+    schema: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).describe("openai: sent as reasoning_effort, for reasoning models that take it."),
+    otherwise: "for Claude, use thinking",
+  },
+} as const;
+
+/** An entry of provider `openai`, with its own options. */
+export type OpenAIEntry = ModelEntry & { [K in keyof typeof OPENAI_OPTIONS]?: z.output<(typeof OPENAI_OPTIONS)[K]["schema"]> };
+
 /**
  * OpenAI's reasoning models (o1, o3, o4-mini..., gpt-5...) refuse
  * `max_tokens` and want `max_completion_tokens`. Matched on the model id as
@@ -23,7 +41,7 @@ export const OPENAI_DEFAULT_BASE = "https://api.openai.com/v1";
 const COMPLETION_TOKENS_MODELS = /^(o\d|gpt-5)/i;
 
 /** The field an entry's max_tokens is sent as: its `max_tokens_field`, else the known-models rule. */
-export function maxTokensField(entry: Pick<ModelEntry, "model" | "max_tokens_field">): "max_tokens" | "max_completion_tokens" {
+export function maxTokensField(entry: Pick<OpenAIEntry, "model" | "max_tokens_field">): "max_tokens" | "max_completion_tokens" {
   return entry.max_tokens_field ?? (COMPLETION_TOKENS_MODELS.test(entry.model) ? "max_completion_tokens" : "max_tokens");
 }
 
@@ -33,8 +51,8 @@ export function maxTokensField(entry: Pick<ModelEntry, "model" | "max_tokens_fie
  * streamed unless the entry says `"stream": false`. Both modes are read by
  * the same code into the same response.
  */
-export class OpenAIProvider extends HttpModelProvider {
-  constructor(entry: ModelEntry, opts: TransportOptions = {}) {
+export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
+  constructor(entry: OpenAIEntry, opts: TransportOptions = {}) {
     super(entry, opts, {
       defaultBase: OPENAI_DEFAULT_BASE,
       path: "/chat/completions",

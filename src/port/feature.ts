@@ -1,10 +1,13 @@
 import type { z } from "zod";
 import type { AgentDefinition } from "../agents/agent.js";
-import type { Config } from "../config/schema.js";
+import type { ConfigSections, OwnSections } from "../config/layout.js";
+import type { Shape } from "../config/schema.js";
+import type { Env } from "../config/load.js";
 import type { Logger } from "../log.js";
 import type { Timer } from "../signals.js";
 import type { HistoryStore } from "../session/history.js";
 import type { SessionScoped } from "../session/state.js";
+import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Command } from "./command.js";
 import type { EventBus } from "./events.js";
@@ -12,24 +15,70 @@ import type { FeatureRoute } from "./route.js";
 
 /**
  * The seam every feature plugs into: todo (both styles), subagents, plugin
- * modules and MCP servers are all features, registered by the composition
- * root (`bootstrap.ts`) the same way. The runtime names none of them: it
- * calls each feature's `setup` once and takes what it contributes (tools,
- * slash commands, per-session state, HTTP routes, its own event types by
- * augmenting `RuntimeEvents`).
+ * modules, MCP servers and chat channels are all features, listed in
+ * `features/index.ts` (an embedder's are added through the composition
+ * root). The runtime names none of them: it calls each feature's `setup`
+ * once and takes what it contributes (tools, slash commands, per-session
+ * state, HTTP routes, its own event types by augmenting `RuntimeEvents`).
  *
- * Features are trusted code of the gateway and get a `FeatureHost`; tools
- * get only their `ToolContext`.
+ * A feature brings its own config: the sections it declares (`config`)
+ * are mounted in the config's schema, its JSON Schema and its env
+ * overrides, and `setup` gets them parsed. It gets only the host
+ * capabilities it asks for (`needs`). Features are trusted code of the
+ * gateway; tools get only their `ToolContext`.
+ *
+ * Write one with `defineFeature`, which types `setup`'s host and sections
+ * from what the feature declares.
  */
-export interface Feature {
+export interface Feature<Api = unknown> {
   readonly name: string;
+  /** Its config sections: `tools.<key>` for each of its tools, others by path. */
+  readonly config?: ConfigSections;
   /**
    * AGENT.md frontmatter keys the feature reads, with their schemas. A bad
    * value is a frontmatter error like any other (the agent fails closed);
    * the value is then in `agent.settings[key]`.
    */
   readonly frontmatter?: Readonly<Record<string, z.ZodType>>;
-  setup(host: FeatureHost): FeatureParts;
+  /** The host capabilities it uses; `setup` gets these and no other. */
+  readonly needs?: readonly Capability[];
+  /**
+   * Work before the runtime is made (load modules, start servers), run by
+   * the composition root's `prepare` (`bootstrap` sets the feature up as it
+   * is). Returns the feature to set up in its place, with the tools it
+   * brings (for name clashes) and what undoes its work when start-up fails.
+   */
+  preload?(context: PreloadContext): Promise<Preloaded>;
+  setup(host: FeatureHost, config: OwnSections): FeatureParts<Api>;
+}
+
+/** What a feature's `preload` gets: its sections, where the config lives, and the tool names already taken. */
+export interface PreloadContext {
+  config: OwnSections;
+  /** The config file's folder. */
+  baseDir: string;
+  /** The gateway's environment (after `.env` files), for what it starts. */
+  env: Env;
+  logger: Logger;
+  /** Scrubs the config's secrets from what it logs or reports. */
+  redact: Redact;
+  /** Aborts when start-up is stopped (SIGTERM while servers start). */
+  signal: AbortSignal | undefined;
+  /** Tool names in use already, with where each comes from. */
+  taken: ReadonlyMap<string, string>;
+  /** Keys of `tools` that are no tool's section (a tool may not be named so). */
+  reservedToolKeys: readonly string[];
+  /** The time limit of one call of a tool in ms (tools.<name>.timeout_ms, else the tool's own), and the key that set it. */
+  toolTimeoutMs(tool: Pick<AnyTool, "name" | "timeoutMs">): number;
+  toolTimeoutSetting(tool: Pick<AnyTool, "name" | "timeoutSetting">): string;
+}
+
+export interface Preloaded {
+  feature: Feature;
+  /** The tools it brings, known now (later preloads check their names against them). */
+  tools?: readonly AnyTool[];
+  /** Undoes what preload started (stops its servers) when start-up fails after it. */
+  abandon?(): Promise<void>;
 }
 
 /** The origin the gateway's own features give their tools. */
@@ -37,7 +86,7 @@ export const BUILT_IN_ORIGIN = "the built-in tools";
 /** The origin of loose tools an embedding program (or a test) hands the runtime. */
 export const EMBEDDER_ORIGIN = "the embedding program";
 
-export interface FeatureParts {
+export interface FeatureParts<Api = unknown> {
   tools?: readonly AnyTool[];
   /** Where its tools come from, shown by `picoclaw agents` and in clash errors (default: `feature "<name>"`). */
   origin?: (toolName: string) => string;
@@ -63,6 +112,8 @@ export interface FeatureParts {
   stop?(): Promise<void> | void;
   /** Called once when the runtime closes (after every turn has ended). */
   close?(): Promise<void> | void;
+  /** What the feature offers the program that embeds it, and tests (the todo plan store): `runtime.featureApi(feature)`. */
+  api?: Api;
 }
 
 export interface Clock {
@@ -101,9 +152,10 @@ export interface ChatOutcome {
  */
 export type SessionItem = ({ type: "delivery" } & Delivery) | { type: "notice"; event: string; data: Readonly<Record<string, unknown>> };
 
-/** What the runtime offers a feature. */
+/** What the runtime offers a feature; each feature gets the capabilities it names in `needs`. */
 export interface FeatureHost {
-  readonly config: Config;
+  /** `agents.default`: the agent a message goes to when it names none. */
+  readonly defaultAgentId: string;
   readonly agents: ReadonlyMap<string, AgentDefinition>;
   readonly events: EventBus;
   readonly history: HistoryStore;
@@ -154,4 +206,31 @@ export interface FeatureHost {
    * called inside the turn that delivers: it must return at once and never throw.
    */
   subscribe(sessionKey: string, subscriber: (item: SessionItem) => void): () => void;
+}
+
+/** A host capability a feature may ask for. */
+export type Capability = keyof FeatureHost;
+
+/** A feature's sections as `setup` gets them, typed by what it declared. */
+export interface TypedSections<T extends Shape, S extends Shape> {
+  readonly tools: { readonly [K in keyof T]: z.output<T[K]> };
+  readonly sections: { readonly [K in keyof S]: z.output<S[K]> };
+}
+
+/**
+ * A feature, typed: `setup` gets a host with exactly the capabilities in
+ * `needs`, and its sections parsed with the types of their schemas.
+ */
+/** No sections: the default of a feature that declares none. */
+type NoSections = Record<never, z.ZodType>;
+
+export function defineFeature<const N extends readonly Capability[], T extends Shape = NoSections, S extends Shape = NoSections, Api = undefined>(feature: {
+  name: string;
+  needs: N;
+  config?: { tools?: T; sections?: S; secrets?(own: TypedSections<T, S>): Iterable<string> };
+  frontmatter?: Readonly<Record<string, z.ZodType>>;
+  preload?(context: PreloadContext): Promise<Preloaded>;
+  setup(host: Pick<FeatureHost, N[number]>, config: TypedSections<T, S>): FeatureParts<Api>;
+}): Feature<Api> {
+  return feature as unknown as Feature<Api>;
 }

@@ -2,10 +2,11 @@ import { nanoid } from "nanoid";
 import type { AgentDefinition } from "../agents/agent.js";
 import { type AgentSummary, agentSummaries, agentWarnings } from "../agents/overview.js";
 import { ToolPolicy } from "../agents/policy.js";
+import { reservedToolKeys } from "../config/layout.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { EventBus, type EventName, type Listener } from "../port/events.js";
-import type { Clock, Delivery, FeatureHost } from "../port/feature.js";
+import type { Clock, Delivery, Feature, FeatureHost } from "../port/feature.js";
 import type { FeatureRoute } from "../port/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
@@ -95,6 +96,7 @@ export class Runtime {
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
     this.policy = new ToolPolicy(this.features.tools.registry, this.config.tools, {
+      reserved: reservedToolKeys(opts.features ?? []),
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
@@ -129,7 +131,7 @@ export class Runtime {
       shutdown: this.shutdown.signal,
       closing: () => this.closing,
     });
-    this.features.install(opts.features ?? [], this.host(), [...(opts.tools ?? [])]);
+    this.features.install(opts.features ?? [], this.host(), this.config, [...(opts.tools ?? [])]);
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);
@@ -143,7 +145,7 @@ export class Runtime {
   /** What features get: the runtime's capabilities, as closures over its private parts. */
   private host(): FeatureHost {
     return {
-      config: this.config,
+      defaultAgentId: this.config.agents.default,
       agents: this.agents,
       events: this.events,
       history: this.history,
@@ -215,6 +217,11 @@ export class Runtime {
   toolOverview(): ToolOverview[] {
     const { tools } = this.features;
     return tools.registry.all().map((tool) => ({ name: tool.name, origin: tools.originOf(tool.name)!, enabled: this.policy.isEnabled(tool) }));
+  }
+
+  /** What a feature offers the program that embeds it, and tests (the todo feature's plan store); undefined when it is not installed. */
+  featureApi<Api>(feature: Feature<Api>): Api | undefined {
+    return this.features.apiOf(feature);
   }
 
   /** HTTP routes the features add (the gateway mounts them). */

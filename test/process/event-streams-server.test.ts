@@ -30,6 +30,7 @@ function gateway() {
   });
   const capture: Feature = {
     name: "capture",
+    needs: ["deliverLater", "notify"],
     setup: (given) => {
       host = given;
       return {};

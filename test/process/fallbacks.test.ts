@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ModelCatalog } from "../../src/models/catalog.js";
 import type { Timer } from "../../src/signals.js";
 import { anthropicError, anthropicTextStream } from "../support/fake-anthropic.js";

@@ -3,7 +3,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
-import type { McpServerConfig } from "../../src/config/schema.js";
+import type { McpServerConfig } from "../../src/features/mcp/config.js";
 import type { McpHubOptions } from "../../src/features/mcp/index.js";
 import { ToolSet } from "../../src/tools/tool-set.js";
 import { fixtureServer, testHub, toolCall, toolContext } from "../support/mcp.js";

@@ -2,9 +2,11 @@ import path from "node:path";
 import { writeFileSync } from "node:fs";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
-import { mcpFeature } from "../../src/features/mcp/feature.js";
+import { mcpServersFeature } from "../../src/features/mcp/feature.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { fixtureServer, testHub } from "../support/mcp.js";
 import { tempDir } from "../support/project.js";
@@ -27,7 +29,7 @@ describe("MCP tools in the runtime", () => {
       config: configSchema.parse({ tools: { ...NO_SUBAGENTS, mcp_fx_crash: { enabled: false } } }),
       agents,
       models: single(model),
-      features: [mcpFeature(hub, tools)],
+      features: [mcpServersFeature(hub, tools, [])],
     });
     onTestFinished(() => runtime.close());
     const toolsOf = (agent: string) => runtime.summaries().find((s) => s.id === agent)!.tools;

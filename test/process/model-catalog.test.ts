@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
 import { AnthropicProvider } from "../../src/models/anthropic.js";
 import { ModelCatalog } from "../../src/models/catalog.js";

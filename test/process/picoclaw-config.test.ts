@@ -7,9 +7,9 @@ import { copyFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { fakeServer } from "../support/models.js";
-import { harness, recordingLogger, writeProject } from "../support/project.js";
+import { harness, recordingLogger, sectionAt, writeProject } from "../support/project.js";
 
 const EXAMPLE = path.resolve(import.meta.dirname, "..", "fixtures", "picoclaw", "config.example.json");
 
@@ -31,8 +31,8 @@ describe("PicoClaw's documented example config", () => {
     expect(loaded.config.agents.defaults).toMatchObject({ model_name: "gpt-5.4", max_tokens: 8192, temperature: 0.7, max_tool_iterations: 20 });
     // PicoClaw's one context window for every model is each entry's here.
     expect(loaded.config.model_list.map((m) => m.context_window)).toEqual(loaded.config.model_list.map(() => 131072));
-    expect(loaded.config.tools.spawn.enabled).toBe(true);
-    expect(loaded.config.tools.mcp.servers).toEqual({});
+    expect(sectionAt(loaded.config, "tools.spawn").enabled).toBe(true);
+    expect(sectionAt(loaded.config, "tools.mcp").servers).toEqual({});
     expect(loaded.warnings.join("\n")).toContain(
       'model_list[3] (gemini): vendor "antigravity" needs a login or a protocol PicoClaw-TS does not speak; entry ignored',
     );
@@ -130,7 +130,7 @@ describe("PicoClaw's names", () => {
         streaming: false,
       }),
     ]);
-    expect(loaded.warnings).toContain('channel_list.discord: channel type "discord" is not supported by PicoClaw-TS (Telegram is); ignored');
+    expect(loaded.warnings).toContain('channel_list.discord: channel type "discord" is not supported by PicoClaw-TS (it has: telegram); ignored');
   });
 
   it("PicoClaw's MCP servers with enabled and type read as ours; disabled ones and a disabled MCP section start nothing", () => {
@@ -142,8 +142,8 @@ describe("PicoClaw's names", () => {
         },
       },
     });
-    expect(config.tools.mcp.servers).toEqual({ on: { command: "node", args: ["s.js"] } });
-    expect(load({ tools: { mcp: { enabled: false, servers: { on: { command: "node" } } } } }).config.tools.mcp.servers).toEqual({});
+    expect(sectionAt(config, "tools.mcp").servers).toEqual({ on: { command: "node", args: ["s.js"] } });
+    expect(sectionAt(load({ tools: { mcp: { enabled: false, servers: { on: { command: "node" } } } } }).config, "tools.mcp").servers).toEqual({});
   });
 
   it("a _comment key anywhere is a comment", () => {

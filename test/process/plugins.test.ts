@@ -2,7 +2,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { prepare } from "../../src/bootstrap.js";
 import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
 import type { RecordedRequest } from "../support/fake-openai.js";
 import { type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, tempDir, writeProject } from "../support/project.js";

@@ -3,7 +3,9 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";

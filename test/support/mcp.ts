@@ -1,6 +1,6 @@
 import { looseState } from "./tools.js";
 import { fileURLToPath } from "node:url";
-import type { McpServerConfig } from "../../src/config/schema.js";
+import type { McpServerConfig } from "../../src/features/mcp/config.js";
 import type { ToolContext } from "../../src/tools/tool.js";
 import { McpHub, type McpHubOptions } from "../../src/features/mcp/index.js";
 import { type RecordingLogger, recordingLogger } from "./project.js";

@@ -1,5 +1,9 @@
 import { onTestFinished } from "vitest";
-import type { ModelEntry } from "../../src/config/schema.js";
+import type { AnthropicEntry } from "../../src/models/anthropic.js";
+import type { OpenAIEntry } from "../../src/models/openai.js";
+
+/** An entry of either HTTP provider, with the options of both (a test may give one the other's, to see it refused). */
+export type AnyEntry = AnthropicEntry & OpenAIEntry;
 import { ModelError } from "../../src/errors.js";
 import type { ChatMessage, ToolSpec } from "../../src/models/message.js";
 import type { ModelDelta, ModelRequest } from "../../src/models/provider.js";
@@ -30,7 +34,7 @@ export function instantRetries(extra: TransportOptions = {}): TransportOptions &
   };
 }
 
-export function modelEntry(provider: "openai" | "anthropic", apiBase: string, extra: Partial<ModelEntry> = {}): ModelEntry {
+export function modelEntry(provider: "openai" | "anthropic", apiBase: string, extra: Partial<AnyEntry> = {}): AnyEntry {
   return {
     model_name: provider === "openai" ? "gpt" : "claude",
     provider,

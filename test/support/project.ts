@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { onTestFinished } from "vitest";
 import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
-import { type LoadedConfig, loadConfig } from "../../src/config/load.js";
+import type { LoadedConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
@@ -12,6 +13,7 @@ import type { Feature } from "../../src/port/feature.js";
 import type { Timer } from "../../src/signals.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 import type { SharedPlanStore } from "../../src/features/todo/plans.js";
+import { todoFeature } from "../../src/features/todo/feature.js";
 
 /**
  * A temporary folder removed when the current test ends. `inRepo` puts it
@@ -145,7 +147,7 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
     dir,
     loaded,
     runtime,
-    plans: booted.builtins.todo.plans!,
+    plans: runtime.featureApi(todoFeature)!.plans,
     warnings,
     logger,
     request,
@@ -167,6 +169,10 @@ export function openaiConfig(url: string, extra: Record<string, unknown> = {}): 
     model_list: [{ model_name: "fake", provider: "openai", model: "fake-model", api_base: url, api_key: "sk-test-secret-key-123", ...extra }],
   };
 }
+
+/** The section of a loaded config at a dotted path (`tools.todo`), untyped: a feature's sections are typed by its own schema, not by `Config`. */
+// biome-ignore lint/suspicious/noExplicitAny: a config section read by path
+export const sectionAt = (config: unknown, path: string): any => path.split(".").reduce<any>((node, key) => node?.[key], config);
 
 /** A response's JSON body, untyped (tests assert on its shape). */
 // biome-ignore lint/suspicious/noExplicitAny: response JSON

@@ -4,7 +4,9 @@ import { z } from "zod";
 import { loadAgentCatalog, readAgent } from "../../src/agents/catalog.js";
 import { parseAgentFile } from "../../src/agents/frontmatter.js";
 import { ToolPolicy } from "../../src/agents/policy.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { writeProject } from "../support/project.js";
 import { echoTool, offTool, whisperTool } from "../support/tools.js";

@@ -34,7 +34,7 @@ function roomOf(file: string): Room {
   const [top] = file.split("/");
   if (["bytes.ts", "errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
   // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
-  if (["bootstrap.ts", "cli.ts", "main.ts", "repl.ts", "page.ts"].includes(file)) return "composition";
+  if (["bootstrap.ts", "house.ts", "cli.ts", "main.ts", "repl.ts", "page.ts"].includes(file)) return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";
   if (file === "features/index.ts") return "builtins";
@@ -301,6 +301,18 @@ describe("architecture", () => {
       `src/runtime/turn/turn-runner.ts imports src/runtime/messages/message-pipeline.ts: runtime/turn may not import runtime/messages (${RUNTIME_RULES.turn.why})`,
       `src/features/index.ts imports src/runtime/runtime.ts: builtins may not import runtime (${RULES.builtins.why})`,
     ]);
+  });
+
+  it("a feature's folder is named by the list of built-ins only: a feature is one folder and one line", () => {
+    const folders = [...new Set(files.filter((f) => roomOf(f) === "features").map(featureOf))];
+    expect(folders.length).toBeGreaterThan(3);
+    const list = edges.filter((e) => e.from === "features/index.ts" && e.local).map((e) => featureOf(e.to));
+    for (const folder of folders) {
+      expect(files, `src/features/${folder}/ has no feature.ts`).toContain(`features/${folder}/feature.ts`);
+      expect(list, `src/features/index.ts does not list src/features/${folder}/`).toContain(folder);
+    }
+    const reaching = edges.filter((e) => e.local && roomOf(e.to) === "features" && roomOf(e.from) !== "features" && e.from !== "features/index.ts");
+    expect(reaching.map((e) => `src/${e.from} imports src/${e.to}`)).toEqual([]);
   });
 
   it("every file of the runtime is in one of its rooms", () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { readAgent } from "../../src/agents/catalog.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { ControlledModel, single } from "../support/controlled-model.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { MASK, maskSecrets } from "../../src/config/mask.js";
-import { writeProject } from "../support/project.js";
+import { sectionAt, writeProject } from "../support/project.js";
 
 /**
  * The loader knows which values are secrets by where they came from
@@ -91,18 +91,18 @@ describe("the secrets of a loaded config", () => {
     expect(gpt.api_base).toBe(`https://api.example.com/v1?api-key=${MASK}`);
     expect(gpt.custom_headers).toEqual({ "X-Custom": MASK, Authorization: MASK, "X-Title": "demo" });
     expect(gpt.extra_body).toEqual({ provider: { secret_token: MASK, order: ["a"] }, mode: "fast" });
-    const { db, remote } = shown.tools.mcp.servers;
+    const { db, remote } = sectionAt(shown, "tools.mcp").servers;
     expect(db!.args).toEqual(["server.js", `--password=${MASK}`, "--api-key", MASK, "--verbose"]);
     expect(db!.env).toEqual({ FIXTURE_HELLO: MASK, MODE: MASK, DB_PASS: MASK });
     expect(remote!.url).toBe(`http://admin:${MASK}@127.0.0.1:9/mcp?token=${MASK}&page=2`);
     expect(shown.gateway.token).toBe(MASK);
-    expect(shown.channel_list[0]!.token).toBe(MASK);
+    expect(sectionAt(shown, "channel_list")[0].token).toBe(MASK);
   });
 
   it("a short value from ${VAR} is masked where it was written, not searched for everywhere", () => {
     const config = loaded();
     const shown = maskSecrets(config.config, config);
-    expect(shown.tools.mcp.servers.db!.env!.MODE).toBe(MASK);
+    expect(sectionAt(shown, "tools.mcp").servers.db.env.MODE).toBe(MASK);
     expect(shown.agents.dir).toBe("lab-agents");
   });
 

@@ -1,8 +1,9 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, usableModelEntry } from "../../src/config/load.js";
+import { usableModelEntry } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
-import { tempDir, writeProject } from "../support/project.js";
+import { sectionAt, tempDir, writeProject } from "../support/project.js";
 
 function problemsOf(fn: () => unknown): string[] {
   try {
@@ -41,8 +42,8 @@ describe("config file lookup", () => {
     });
     expect(loaded.config.session).toEqual({ store: "jsonl", dir: "sessions", max_stored: 100_000, max_sessions: 10_000, max_bytes: 128 * 1024 * 1024 });
     expect(loaded.config.model_list).toEqual([{ model_name: "local", provider: "builtin", model: "scripted" }]);
-    expect(loaded.config.tools.todo.enabled).toBe(false);
-    expect(loaded.config.tools.subagent.enabled).toBe(true);
+    expect(sectionAt(loaded.config, "tools.todo").enabled).toBe(false);
+    expect(sectionAt(loaded.config, "tools.subagent").enabled).toBe(true);
     expect(loaded.agentsDir).toBe(path.join(cwd, "agents"));
   });
 
@@ -244,9 +245,9 @@ describe("environment overrides", () => {
     expect(loaded.config.gateway).toMatchObject({ host: "0.0.0.0", port: 0, token: "t0k" });
     expect(loaded.config.agents.defaults.model_name).toBe("b");
     expect(loaded.config.agents.defaults.max_tool_iterations).toBe(7);
-    expect(loaded.config.tools.todo.enabled).toBe(true);
-    expect(loaded.config.tools.subagent.enabled).toBe(false);
-    expect(loaded.config.tools.spawn.enabled).toBe(false);
+    expect(sectionAt(loaded.config, "tools.todo").enabled).toBe(true);
+    expect(sectionAt(loaded.config, "tools.subagent").enabled).toBe(false);
+    expect(sectionAt(loaded.config, "tools.spawn").enabled).toBe(false);
   });
 
   it.each([

@@ -16,6 +16,7 @@ function gateway() {
   let host: FeatureHost | undefined;
   const capture: Feature = {
     name: "capture",
+    needs: ["deliverLater", "notify"],
     setup: (given) => {
       host = given;
       return {};

@@ -23,6 +23,7 @@ function tallyFeature(): Feature & { counts: SessionState<number> } {
   return {
     name: "tally",
     counts,
+    needs: ["agent", "events"],
     frontmatter: { tally_step: z.int().min(1) },
     setup(host) {
       const step = (agentId: string) => (host.agent(agentId).settings.tally_step as number | undefined) ?? 1;
@@ -100,6 +101,7 @@ describe("the feature port", () => {
     const seen: SessionItem[] = [];
     const inbox: Feature = {
       name: "inbox",
+      needs: ["subscribe", "handleMessage"],
       setup(h) {
         host = h;
         return {

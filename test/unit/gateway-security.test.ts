@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
 import { createApp } from "../../src/gateway/app.js";
 import { type Harness, harness, jsonOf, writeProject } from "../support/project.js";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import type { ChatMessage } from "../../src/models/message.js";
 import { cutNote, fitExchange } from "../../src/session/exchange.js";
 import { DEFAULT_HISTORY_LIMITS, MemoryHistoryStore } from "../../src/session/history.js";

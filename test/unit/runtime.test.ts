@@ -1,7 +1,9 @@
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { AbortedError, ModelError } from "../../src/errors.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import { STOPPED_REPLY } from "../../src/runtime/options.js";

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
-import { loadConfig } from "../../src/config/load.js";
-import { configSchema } from "../../src/config/schema.js";
+import { loadConfig } from "../../src/house.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { ConfigError } from "../../src/errors.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";

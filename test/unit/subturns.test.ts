@@ -1,6 +1,9 @@
+import { sectionAt } from "../support/project.js";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { AbortedError } from "../../src/errors.js";
 import { EventBus, type RuntimeEvents } from "../../src/port/events.js";
 import { MemoryHistoryStore } from "../../src/session/history.js";
@@ -64,23 +67,25 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
   let now = 0;
   let behaviour: (key: string, signal: AbortSignal) => Promise<string> = async () => "ok";
   const outbox = new Outbox();
-  const subturns = new Subturns({
-    config,
-    events,
-    history,
-    notify: (sessionKey, event, data) => outbox.publish(sessionKey, { type: "notice", event, data }),
-    releaseSession: (sessionKey) => lifecycle.clear(sessionKey, "release"),
-    logger: silentLogger,
-    clock: { now: () => (now += 10) },
-    // setTimeout underneath, so vitest's fake timers (where a test uses them) decide when a child times out.
-    timer: realTimer,
-    ids: () => `c${++id}`,
-    runTurn: async (_agent, key, text, signal) => {
-      state.set("main", key, "child state");
-      history.append(key, [{ role: "user", content: text }]);
-      return behaviour(key, signal);
+  const subturns = new Subturns(
+    {
+      events,
+      history,
+      notify: (sessionKey, event, data) => outbox.publish(sessionKey, { type: "notice", event, data }),
+      releaseSession: (sessionKey) => lifecycle.clear(sessionKey, "release"),
+      logger: silentLogger,
+      clock: { now: () => (now += 10) },
+      // setTimeout underneath, so vitest's fake timers (where a test uses them) decide when a child times out.
+      timer: realTimer,
+      ids: () => `c${++id}`,
+      runTurn: async (_agent, key, text, signal) => {
+        state.set("main", key, "child state");
+        history.append(key, [{ role: "user", content: text }]);
+        return behaviour(key, signal);
+      },
     },
-  });
+    { limits: sectionAt(config, "agents.defaults.subturn"), keepHistory: sectionAt(config, "tools.subagent").keep_history },
+  );
   const agent = readAgent("main", "agents/main/AGENT.md", "p").agent;
   const request = (signal = new AbortController().signal, parent = "agent:main:http:s") => ({
     parentKey: parent,

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli.js";
-import { loadConfig } from "../../src/config/load.js";
+import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
 import { recordingLogger, writeProject } from "../support/project.js";
 

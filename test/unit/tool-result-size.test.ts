@@ -2,7 +2,9 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { readAgent } from "../../src/agents/catalog.js";
 import { applyEnvOverrides } from "../../src/config/env.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { formatBytes } from "../../src/bytes.js";
 import { ToolSet } from "../../src/tools/tool-set.js";

@@ -1,6 +1,8 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
-import { configSchema } from "../../src/config/schema.js";
+import { builtinConfigSchema } from "../../src/house.js";
+
+const configSchema = builtinConfigSchema();
 import { TurnTimeoutError } from "../../src/errors.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import { createApp } from "../../src/gateway/app.js";

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerConfig } from "../../config/schema.js";
+import type { McpServerConfig } from "./config.js";
 import { abortReason, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import { type ToolResult, toolResult } from "../../tools/tool.js";

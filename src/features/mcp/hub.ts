@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { McpServerConfig } from "../../config/schema.js";
+import type { McpServerConfig } from "./config.js";
 import { messageOf } from "../../errors.js";
 import { type Logger, silentLogger } from "../../log.js";
 import { type Redact, noRedaction } from "../../tools/redact.js";

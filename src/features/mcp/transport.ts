@@ -4,7 +4,7 @@ import type { Readable } from "node:stream";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { McpServerConfig } from "../../config/schema.js";
+import type { McpServerConfig } from "./config.js";
 import { limitedFetch } from "./http-fetch.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "./message-size.js";
 import { BoundedReadBuffer } from "./stdio-buffer.js";

@@ -1,11 +1,38 @@
-import type { Feature, FeatureParts } from "../../port/feature.js";
+import { z } from "zod";
+import { type Feature, type Preloaded, defineFeature } from "../../port/feature.js";
 import type { LoadedPlugin } from "./load.js";
 
-/** The tools of the modules listed in `tools.plugins` (loaded and checked by `loadPlugins`), as a feature. */
-export function pluginFeature(plugins: readonly LoadedPlugin[]): Feature {
+const SECTION = "tools.plugins";
+
+/** `tools.plugins`: the tool modules to load. */
+export const pluginsSection = z.array(z.string().min(1)).default([]).describe("Tool modules to load: paths (relative to the config file) or package names.");
+
+/**
+ * The tools of the modules listed in `tools.plugins`, as a feature. Its
+ * preload (the composition root's `prepare`) imports and checks every
+ * module (a broken one stops start-up); the loader is imported only when
+ * the config lists a module. Set up without its preload (`bootstrap`), it
+ * has no tools.
+ */
+export const pluginsFeature: Feature = defineFeature({
+  name: "plugins",
+  needs: [],
+  config: { sections: { [SECTION]: pluginsSection } },
+  async preload(ctx): Promise<Preloaded> {
+    const specs = ctx.config.sections[SECTION] as string[];
+    if (specs.length === 0) return { feature: pluginsFeature };
+    const plugins = await (await import("./load.js")).loadPlugins(specs, ctx.baseDir, ctx.taken, ctx.reservedToolKeys);
+    return { feature: loadedPlugins(plugins), tools: plugins.flatMap((plugin) => plugin.tools) };
+  },
+  setup: () => ({}),
+});
+
+/** The tools of loaded plugin modules, each from `plugin <spec>`. */
+function loadedPlugins(plugins: readonly LoadedPlugin[]): Feature {
   const origins = new Map(plugins.flatMap((plugin) => plugin.tools.map((tool) => [tool.name, `plugin ${plugin.spec}`] as const)));
-  return {
+  return defineFeature({
     name: "plugins",
-    setup: (): FeatureParts => ({ tools: plugins.flatMap((plugin) => plugin.tools), origin: (name) => origins.get(name) ?? "plugin" }),
-  };
+    needs: [],
+    setup: () => ({ tools: plugins.flatMap((plugin) => plugin.tools), origin: (name) => origins.get(name) ?? "plugin" }),
+  });
 }

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
-import { TOOLS_RESERVED } from "../../config/schema.js";
 import { ConfigError, messageOf } from "../../errors.js";
 import type { AnyTool } from "../../tools/registry.js";
 import { PLUGIN_MARK, registerPluginHooks } from "./module-hooks.js";
@@ -50,12 +49,12 @@ function exportedTools(loaded: Record<string, unknown>): unknown[] | null {
   return null;
 }
 
-/** Why a value is not a usable tool, or null. */
-export function toolProblem(value: unknown): string | null {
+/** Why a value is not a usable tool, or null (`reserved`: keys of `tools` that are no tool's section). */
+export function toolProblem(value: unknown, reserved: readonly string[]): string | null {
   if (value === null || typeof value !== "object") return "is not an object (use defineTool({...}))";
   const tool = value as Partial<AnyTool>;
   if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) return `has no valid name (expected ${TOOL_NAME})`;
-  if ((TOOLS_RESERVED as readonly string[]).includes(tool.name)) return `is named "${tool.name}", which is reserved`;
+  if (reserved.includes(tool.name)) return `is named "${tool.name}", which is reserved`;
   if (typeof tool.description !== "string" || tool.description.trim() === "") return `"${tool.name}" has no description`;
   if (typeof tool.execute !== "function") return `"${tool.name}" has no execute function`;
   if (!isZod(tool.parameters)) {
@@ -84,10 +83,16 @@ function asTool(tool: AnyTool): AnyTool | string {
 
 /**
  * Imports and checks every plugin. `taken` holds the names already in use
- * (built-in tools); a clash names both owners. Plugin tools are on unless
+ * (built-in tools); a clash names both owners; `reserved` the keys of
+ * `tools` that are no tool's section (no tool may be named so). Plugin tools are on unless
  * they say `enabledByDefault: false` (or the config turns them off).
  */
-export async function loadPlugins(specs: readonly string[], baseDir: string, taken: ReadonlyMap<string, string>): Promise<LoadedPlugin[]> {
+export async function loadPlugins(
+  specs: readonly string[],
+  baseDir: string,
+  taken: ReadonlyMap<string, string>,
+  reserved: readonly string[],
+): Promise<LoadedPlugin[]> {
   const owners = new Map(taken);
   const problems: string[] = [];
   const loaded: LoadedPlugin[] = [];
@@ -114,7 +119,7 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, tak
     }
     const tools: AnyTool[] = [];
     for (const value of exported) {
-      const problem = toolProblem(value);
+      const problem = toolProblem(value, reserved);
       if (problem) {
         problems.push(`${where}: a tool ${problem}`);
         continue;

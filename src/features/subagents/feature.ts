@@ -1,15 +1,15 @@
-import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } from "../../port/feature.js";
+import { BUILT_IN_ORIGIN, defineFeature } from "../../port/feature.js";
 import { answerInBackground } from "./background.js";
 import { subagentsCommand } from "./command.js";
 import "./events.js";
 import { SpawnedChildren } from "./spawned.js";
-import { Subturns } from "./subturns.js";
+import { SUBTURN_CAPABILITIES, Subturns } from "./subturns.js";
+import { delegateSection, spawnSection, subagentSection, subturnSection } from "./config.js";
 import { createSubagentTools } from "./tools.js";
 
-/** The subagents feature's parts, kept for the composition root and tests. */
-export interface SubagentFeature extends Feature {
-  /** The running children, once set up. */
-  readonly subturns: Subturns | undefined;
+/** What the subagents feature offers its embedder and tests: the running children. */
+export interface SubagentsApi {
+  readonly subturns: Subturns;
 }
 
 /**
@@ -18,42 +18,41 @@ export interface SubagentFeature extends Feature {
  * `subagent.end` events and notices, and the parent's answer to a spawned
  * child's result (which `/clear` of the parent's session voids).
  */
-export function subagentFeature(): SubagentFeature {
-  let subturns: Subturns | undefined;
-  return {
-    name: "subagents",
-    get subturns() {
-      return subturns;
-    },
-    setup(host: FeatureHost): FeatureParts {
-      const children = new Subturns(host);
-      const spawned = new SpawnedChildren();
-      subturns = children;
-      host.events.on("subagent.end", (e) => {
-        host.logger.info("subagent", { agent: e.agentId, parent: e.parentKey, child: e.childKey, label: e.label, outcome: e.outcome, ms: e.durationMs });
-      });
-      const made = createSubagentTools({
-        subturns: children,
-        spawned,
-        agents: host.agents,
-        deliverReplies: host.config.tools.subagent.deliver,
-        holdStop: (key) => host.holdStop(key),
-        announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
-        track: (work) => host.track(work),
-      });
-      return {
-        tools: made.tools,
-        toolFor: made.formFor,
-        origin: () => BUILT_IN_ORIGIN,
-        commands: [
-          subagentsCommand(
-            (sessionKey) => children.below(sessionKey),
-            () => host.clock.now(),
-          ),
-        ],
-        // /clear stops the session's spawned children and voids their results.
-        sessionState: [spawned],
-      };
-    },
-  };
-}
+export const subagentsFeature = defineFeature({
+  name: "subagents",
+  needs: [...SUBTURN_CAPABILITIES, "agents", "holdStop", "track", "runBackgroundTurn", "deliverLater"],
+  config: {
+    tools: { subagent: subagentSection, spawn: spawnSection, delegate: delegateSection },
+    sections: { "agents.defaults.subturn": subturnSection },
+  },
+  setup(host, config) {
+    const children = new Subturns(host, { limits: config.sections["agents.defaults.subturn"], keepHistory: config.tools.subagent.keep_history });
+    const spawned = new SpawnedChildren();
+    host.events.on("subagent.end", (e) => {
+      host.logger.info("subagent", { agent: e.agentId, parent: e.parentKey, child: e.childKey, label: e.label, outcome: e.outcome, ms: e.durationMs });
+    });
+    const made = createSubagentTools({
+      subturns: children,
+      spawned,
+      agents: host.agents,
+      deliverReplies: config.tools.subagent.deliver,
+      holdStop: (key) => host.holdStop(key),
+      announce: (parentKey, parentAgent, result) => answerInBackground(host, parentKey, parentAgent, result),
+      track: (work) => host.track(work),
+    });
+    return {
+      tools: made.tools,
+      toolFor: made.formFor,
+      origin: () => BUILT_IN_ORIGIN,
+      commands: [
+        subagentsCommand(
+          (sessionKey) => children.below(sessionKey),
+          () => host.clock.now(),
+        ),
+      ],
+      // /clear stops the session's spawned children and voids their results.
+      sessionState: [spawned],
+      api: { subturns: children } satisfies SubagentsApi,
+    };
+  },
+});

@@ -7,6 +7,7 @@ import { childSessionKey, depth, rootKey } from "../../session/key.js";
 import { joinSignals } from "../../signals.js";
 import type { ChildOutcome } from "./events.js";
 import { Places } from "./places.js";
+import type { SubturnLimits } from "./config.js";
 
 /**
  * A child turn, defined here and nowhere else: a turn under
@@ -49,7 +50,14 @@ export interface RunningChild {
 }
 
 /** What child turns need from the runtime. */
-export type SubturnHost = Pick<FeatureHost, "config" | "events" | "history" | "logger" | "clock" | "timer" | "ids" | "runTurn" | "notify" | "releaseSession">;
+export const SUBTURN_CAPABILITIES = ["events", "history", "logger", "clock", "timer", "ids", "runTurn", "notify", "releaseSession"] as const;
+export type SubturnHost = Pick<FeatureHost, (typeof SUBTURN_CAPABILITIES)[number]>;
+
+/** How child turns are bounded (agents.defaults.subturn) and whether a finished child's history is kept (tools.subagent.keep_history). */
+export interface SubturnSettings {
+  limits: SubturnLimits;
+  keepHistory: boolean;
+}
 
 /** Longest task text a child accepts. */
 export const MAX_TASK_BYTES = 64 * 1024;
@@ -63,12 +71,15 @@ export class Subturns {
   /** Places for running children, per parent and in the whole gateway. */
   readonly places: Places;
 
-  constructor(private readonly host: SubturnHost) {
-    this.places = new Places(host.config.agents.defaults.subturn, host.timer);
+  constructor(
+    private readonly host: SubturnHost,
+    private readonly settings: SubturnSettings,
+  ) {
+    this.places = new Places(settings.limits, host.timer);
   }
 
   private get limits() {
-    return this.host.config.agents.defaults.subturn;
+    return this.settings.limits;
   }
 
   /** Why a child of `parentKey` may not start, or null. */
@@ -178,7 +189,7 @@ export class Subturns {
   private async release(childKey: string): Promise<void> {
     const { history, logger } = this.host;
     try {
-      if (this.host.config.tools.subagent.keep_history) trimHistory(history, childKey);
+      if (this.settings.keepHistory) trimHistory(history, childKey);
       else history.clear(childKey);
       await this.host.releaseSession(childKey);
     } catch (caught) {

@@ -1,4 +1,4 @@
-import type { TelegramChannelConfig } from "../../config/channel-schema.js";
+import type { TelegramChannelConfig } from "./config.js";
 import type { ChannelHost } from "../../channels/channel.js";
 import { ChatRelay } from "../../channels/relay.js";
 import { type AllowList, senderLabel } from "./access.js";

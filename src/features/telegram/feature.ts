@@ -1,7 +1,10 @@
-import type { TelegramChannelConfig } from "../../config/channel-schema.js";
-import type { Feature } from "../../port/feature.js";
+import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
+import type { ChannelType } from "../../port/channel-type.js";
+import { defineFeature } from "../../port/feature.js";
 import { AllowList } from "./access.js";
 import type { TelegramBot } from "./bot.js";
+import { type TelegramChannelConfig, telegramChannelSchema } from "./config.js";
+import { telegramFromPicoclaw } from "./picoclaw.js";
 
 /**
  * A Telegram bot as a chat channel (README, "Channels"): grammY's client,
@@ -11,37 +14,44 @@ import type { TelegramBot } from "./bot.js";
  * runtime, except Telegram's `/start`, answered with a greeting. The bot
  * itself (bot.ts, with grammY) is imported when the channel starts.
  */
-export function telegramChannel(entry: TelegramChannelConfig, path: string): Feature {
-  const name = entry.name ?? entry.type;
-  const label = `telegram channel "${name}"`;
-  return {
-    name: label,
-    setup(host) {
-      const agent = host.agent(entry.agent ?? host.config.agents.default);
-      const allowed = new AllowList(entry.allow_from);
-      const warnings: string[] = [];
-      if (allowed.empty) warnings.push(`${path}.allow_from is empty: ${label} answers nobody; list your Telegram user id there (README, "Channels")`);
-      if (entry.streaming) warnings.push(`${path}.streaming: not yet: replies are sent whole (a tool's output as soon as the tool is done)`);
-      let bot: TelegramBot | undefined;
-      let stopped = false;
-      return {
-        warnings,
-        start: async () => {
-          const { TelegramBot } = await import("./bot.js");
-          // A stop that came while the module loaded: the bot never starts.
-          if (stopped) return;
-          bot = new TelegramBot(host, { entry, name, label, path, agent, allowed });
-          await bot.start();
-        },
-        stop: async () => {
-          stopped = true;
-          await bot?.stop();
-        },
-        close: async () => {
-          stopped = true;
-          await bot?.close();
-        },
-      };
-    },
-  };
-}
+export const telegramChannel: ChannelType = {
+  type: "telegram",
+  schema: telegramChannelSchema,
+  fromPicoclaw: telegramFromPicoclaw,
+  create: (written, path) => {
+    const entry = written as TelegramChannelConfig;
+    const name = entry.name ?? entry.type;
+    const label = `telegram channel "${name}"`;
+    return defineFeature({
+      name: label,
+      needs: [...CHANNEL_CAPABILITIES, "agent", "defaultAgentId"],
+      setup(host) {
+        const agent = host.agent(entry.agent ?? host.defaultAgentId);
+        const allowed = new AllowList(entry.allow_from);
+        const warnings: string[] = [];
+        if (allowed.empty) warnings.push(`${path}.allow_from is empty: ${label} answers nobody; list your Telegram user id there (README, "Channels")`);
+        if (entry.streaming) warnings.push(`${path}.streaming: not yet: replies are sent whole (a tool's output as soon as the tool is done)`);
+        let bot: TelegramBot | undefined;
+        let stopped = false;
+        return {
+          warnings,
+          start: async () => {
+            const { TelegramBot } = await import("./bot.js");
+            // A stop that came while the module loaded: the bot never starts.
+            if (stopped) return;
+            bot = new TelegramBot(host, { entry, name, label, path, agent, allowed });
+            await bot.start();
+          },
+          stop: async () => {
+            stopped = true;
+            await bot?.stop();
+          },
+          close: async () => {
+            stopped = true;
+            await bot?.close();
+          },
+        };
+      },
+    });
+  },
+};

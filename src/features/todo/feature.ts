@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
-import { TODO_STYLES } from "../../config/schema.js";
-import { BUILT_IN_ORIGIN, type Feature, type FeatureHost, type FeatureParts } from "../../port/feature.js";
+import { BUILT_IN_ORIGIN, defineFeature } from "../../port/feature.js";
 import type { FeatureRoute } from "../../port/route.js";
 import { agentOfKey } from "../../session/key.js";
 import { todoCommand } from "./command.js";
@@ -9,13 +8,13 @@ import type { PlanUpdate } from "./events.js";
 import { type ListPlanChange, createTodoTool, readTodos } from "./list/tool.js";
 import { createPhasesTool } from "./phases/tool.js";
 import { type SharedPlanStore, type TodoStyle, createPlanStore, listAsPhases, listView, phasesView } from "./plans.js";
+import { TODO_STYLES, todoSection } from "./config.js";
 
 export const TODO_TOOL = "todo";
 
-/** The todo feature's parts, kept for the composition root and tests (plans held now). */
-export interface TodoFeature extends Feature {
-  /** The shared plan store, once set up. */
-  readonly plans: SharedPlanStore | undefined;
+/** What the todo feature offers its embedder and tests: the plan store both styles share. */
+export interface TodoApi {
+  readonly plans: SharedPlanStore;
 }
 
 /**
@@ -25,61 +24,58 @@ export interface TodoFeature extends Feature {
  * agent gets the style its AGENT.md `todo_style` names, else
  * `tools.todo.style`.
  */
-export function todoFeature(): TodoFeature {
-  let plans: SharedPlanStore | undefined;
-  return {
-    name: "todo",
-    frontmatter: { todo_style: z.enum(TODO_STYLES) },
-    get plans() {
-      return plans;
-    },
-    setup(host: FeatureHost): FeatureParts {
-      const { config, events } = host;
-      const store = createPlanStore(config.tools.todo.max_plans);
-      plans = store;
-      const styleOf = (agent: AgentDefinition): TodoStyle => (agent.settings.todo_style as TodoStyle | undefined) ?? config.tools.todo.style;
-      // A plan changed: the event, and a notice to the session's open streams (a UI's plan panel), the same for both styles.
-      const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => {
-        events.emit("plan.updated", { agentId, sessionKey, ...update });
-        host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
-      };
-      // What the tools publish (`ctx.publish`) is the plan after their change.
-      events.on("tool.update", (e) => {
-        if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange));
-      });
-      const phasesTool = createPhasesTool(phasesView(store));
+export const todoFeature = defineFeature({
+  name: "todo",
+  needs: ["events", "notify", "agent", "hasTool", "noteForNextTurn"],
+  config: { tools: { [TODO_TOOL]: todoSection } },
+  frontmatter: { todo_style: z.enum(TODO_STYLES) },
+  setup(host, config) {
+    const { events } = host;
+    const section = config.tools.todo;
+    const store = createPlanStore(section.max_plans);
+    const styleOf = (agent: AgentDefinition): TodoStyle => (agent.settings.todo_style as TodoStyle | undefined) ?? section.style;
+    // A plan changed: the event, and a notice to the session's open streams (a UI's plan panel), the same for both styles.
+    const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => {
+      events.emit("plan.updated", { agentId, sessionKey, ...update });
+      host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
+    };
+    // What the tools publish (`ctx.publish`) is the plan after their change.
+    events.on("tool.update", (e) => {
+      if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange));
+    });
+    const phasesTool = createPhasesTool(phasesView(store));
 
-      const todosRoute: FeatureRoute = {
-        method: "GET",
-        path: "/v1/sessions/:key/todos",
-        handle: ({ params, query }) => {
-          const key = params.key!;
-          // The agent in the key, or another one named (a delegated subagent's plan).
-          const agent = host.agent(query("agent") ?? agentOfKey(key)!);
-          if (styleOf(agent) === "phases") return { json: { style: "phases", phases: phasesView(store).read(agent.id, key) ?? [] } };
-          return { jsonText: readTodos(listView(store), agent.id, key) };
-        },
-      };
+    const todosRoute: FeatureRoute = {
+      method: "GET",
+      path: "/v1/sessions/:key/todos",
+      handle: ({ params, query }) => {
+        const key = params.key!;
+        // The agent in the key, or another one named (a delegated subagent's plan).
+        const agent = host.agent(query("agent") ?? agentOfKey(key)!);
+        if (styleOf(agent) === "phases") return { json: { style: "phases", phases: phasesView(store).read(agent.id, key) ?? [] } };
+        return { jsonText: readTodos(listView(store), agent.id, key) };
+      },
+    };
 
-      return {
-        tools: [createTodoTool(listView(store))],
-        origin: () => BUILT_IN_ORIGIN,
-        toolFor: (tool, agent) => (styleOf(agent) === "phases" ? phasesTool : tool),
-        sessionState: [store],
-        commands: [
-          todoCommand({
-            store,
-            updated,
-            styleOf: (agentId) => styleOf(host.agent(agentId)),
-            hasTodo: (agentId) => host.hasTool(agentId, TODO_TOOL),
-            noteForModel: (agentId, sessionKey, note) => host.noteForNextTurn(agentId, sessionKey, note),
-          }),
-        ],
-        routes: [todosRoute],
-      };
-    },
-  };
-}
+    return {
+      tools: [createTodoTool(listView(store))],
+      origin: () => BUILT_IN_ORIGIN,
+      toolFor: (tool, agent) => (styleOf(agent) === "phases" ? phasesTool : tool),
+      sessionState: [store],
+      commands: [
+        todoCommand({
+          store,
+          updated,
+          styleOf: (agentId) => styleOf(host.agent(agentId)),
+          hasTodo: (agentId) => host.hasTool(agentId, TODO_TOOL),
+          noteForModel: (agentId, sessionKey, note) => host.noteForNextTurn(agentId, sessionKey, note),
+        }),
+      ],
+      routes: [todosRoute],
+      api: { plans: store } satisfies TodoApi,
+    };
+  },
+});
 
 /** What a todo tool published, as `plan.updated` carries it: a list-style plan as one phase `Todos`. */
 function planUpdate(details: PlanUpdate | ListPlanChange): PlanUpdate {

@@ -1,4 +1,4 @@
-import type { TODO_STYLES } from "../../config/schema.js";
+import type { TODO_STYLES } from "./config.js";
 import type { ListPlanAccess, TodoPlan } from "./list/tool.js";
 import type { TodoStatus } from "./list/validate.js";
 import type { TaskStatus } from "./markdown.js";

@@ -1,6 +1,7 @@
+import { sectionsOf } from "../../config/layout.js";
 import { messageOf } from "../../errors.js";
 import type { Command } from "../../port/command.js";
-import { EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../../port/feature.js";
+import { type Capability, EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../../port/feature.js";
 import type { FeatureRoute } from "../../port/route.js";
 import type { SessionScoped } from "../../session/state.js";
 import type { AnyTool } from "../../tools/registry.js";
@@ -10,9 +11,11 @@ type Step = () => Promise<void> | void;
 
 /**
  * What the features contributed, collected once: their tools (with origins
- * and per-agent forms), commands, per-session state, routes and warnings, and
- * their lifecycle: `start` when the gateway listens (chat channels begin to
- * take input), `stopInput` first on shutdown, `close` last.
+ * and per-agent forms), commands, per-session state, routes, warnings and
+ * what each offers its embedder (`api`), and their lifecycle: `start` when
+ * the gateway listens (chat channels begin to take input), `stopInput`
+ * first on shutdown, `close` last. Each feature is set up with the host
+ * capabilities it asked for and nothing else, and its own config sections.
  */
 export class FeatureSet {
   readonly tools = new ToolCatalog();
@@ -23,12 +26,14 @@ export class FeatureSet {
   private readonly starters: { name: string; start: Step }[] = [];
   private readonly stoppers: Step[] = [];
   private readonly closers: Step[] = [];
+  private readonly apis = new Map<Feature, unknown>();
   private started = false;
 
-  /** Sets each feature up with `host`, in order; loose `tools` of the embedding program come last. */
-  install(features: readonly Feature[], host: FeatureHost, tools: readonly AnyTool[]): void {
+  /** Sets each feature up with its share of `host` and its sections of `config`, in order; loose `tools` of the embedding program come last. */
+  install(features: readonly Feature[], host: FeatureHost, config: unknown, tools: readonly AnyTool[]): void {
     for (const feature of features) {
-      const parts = feature.setup(host);
+      const parts = feature.setup(share(host, feature.needs ?? []), sectionsOf(config, feature.config));
+      if (parts.api !== undefined) this.apis.set(feature, parts.api);
       this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
       this.commands.push(...(parts.commands ?? []));
       this.sessionState.push(...(parts.sessionState ?? []));
@@ -39,6 +44,11 @@ export class FeatureSet {
       if (parts.close) this.closers.push(parts.close.bind(parts));
     }
     this.tools.addAll(tools, () => EMBEDDER_ORIGIN);
+  }
+
+  /** What a feature offered its embedder (`api`), or undefined when it is not installed or offered none. */
+  apiOf<Api>(feature: Feature<Api>): Api | undefined {
+    return this.apis.get(feature) as Api | undefined;
   }
 
   /** Tools that arrive after start-up (an MCP server that came up late); says which were skipped for a name already taken. */
@@ -69,4 +79,14 @@ export class FeatureSet {
   async close(): Promise<void> {
     await Promise.allSettled(this.closers.splice(0).map(async (close) => close()));
   }
+}
+
+/** The capabilities a feature asked for, and no other. */
+function share(host: FeatureHost, needs: readonly Capability[]): FeatureHost {
+  const shared: Partial<Record<Capability, unknown>> = {};
+  for (const capability of needs) {
+    if (!(capability in host)) throw new TypeError(`no host capability "${capability}"`);
+    shared[capability] = host[capability];
+  }
+  return shared as FeatureHost;
 }

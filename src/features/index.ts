@@ -1,0 +1,18 @@
+import type { ChannelType } from "../port/channel-type.js";
+import type { Feature } from "../port/feature.js";
+import { mcpFeature } from "./mcp/feature.js";
+import { pluginsFeature } from "./plugins/feature.js";
+import { subagentsFeature } from "./subagents/feature.js";
+import { telegramChannel } from "./telegram/feature.js";
+import { todoFeature } from "./todo/feature.js";
+
+/**
+ * The built-in features and chat channel types: the one list a new one is
+ * added to (its folder under features/ holds everything else: its config
+ * sections, tools, commands, routes, events and tests' hooks). They are set
+ * up in this order; an embedder's come after them.
+ */
+export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, pluginsFeature, mcpFeature];
+
+/** The chat apps a `channel_list` entry may name as its `type`. */
+export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];

@@ -1,0 +1,15 @@
+/** PicoClaw's Telegram entry (`{type, enabled, allow_from, agent, settings: {token, streaming, base_url}}`, under its name) as ours. */
+export function telegramFromPicoclaw(name: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+  const settings = isObject(entry.settings) ? entry.settings : {};
+  const streaming = isObject(settings.streaming) ? settings.streaming.enabled : settings.streaming;
+  return {
+    name,
+    type: "telegram",
+    ...(settings.token !== undefined ? { token: settings.token } : {}),
+    ...(entry.allow_from !== undefined ? { allow_from: entry.allow_from } : {}),
+    ...(entry.agent !== undefined ? { agent: entry.agent } : {}),
+    ...(typeof streaming === "boolean" ? { streaming } : {}),
+    ...(typeof settings.base_url === "string" && settings.base_url !== "" ? { api_root: settings.base_url } : {}),
+  };
+}
