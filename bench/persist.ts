@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { ChatMessage } from "../src/models/message.js";
-import { fileNameOf } from "../src/session/file-names.js";
-import { JsonlHistoryStore } from "../src/session/jsonl-store.js";
-import { toLines } from "../src/session/transcript.js";
+import { fileNameOf } from "../src/session/jsonl/file-names.js";
+import { JsonlHistoryStore } from "../src/session/jsonl/jsonl-store.js";
+import { toLines } from "../src/session/jsonl/transcript.js";
 import { ensureBuilt } from "./memory.js";
 import { gatewayProject, startGateway } from "./processes.js";
 import { fmt, instantModel, percentile, report, timed } from "./support.js";
@@ -125,7 +125,8 @@ export async function benchPersist(): Promise<Record<string, number>> {
             maxBytes: limits.max_history_bytes,
           });
           (await store.hold(key))();
-          if (store.get(key).length !== RELOAD_MESSAGES) throw new Error(`reloaded ${store.get(key).length} messages`);
+          const reloaded = (await store.get(key)).length;
+          if (reloaded !== RELOAD_MESSAGES) throw new Error(`reloaded ${reloaded} messages`);
           await store.close();
         })
       ).ms,

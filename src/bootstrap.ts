@@ -109,11 +109,12 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       logger,
       redact,
       timer: opts.timer,
-      history: ports.history,
+      ...ports,
     });
   } catch (error) {
     // Lets go of the session folder (nothing was written yet: this returns at once).
-    void ports.history.close?.();
+    void ports.history.close();
+    void ports.state?.close();
     throw error;
   }
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));

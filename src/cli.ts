@@ -247,7 +247,7 @@ function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { messa
     io.stdout(outcome.reply);
     // Background subagents (spawn) answer later: wait for them, then show what they delivered.
     await runtime.idle();
-    for (const d of runtime.takeDeliveries(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
+    for (const d of await runtime.takeDeliveries(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
     return 0;
   });
 }

@@ -47,7 +47,7 @@ export type { FeatureRoute, RouteRequest, RouteAnswer } from "./port/route.js";
 export type { RuntimeEvents, EventScope, EventName } from "./port/events.js";
 export { SessionState, type SessionScoped, type ClearReason } from "./session/state.js";
 export type { HistoryStore, HistoryPage, SessionInfo } from "./session/history.js";
-export type { Subscription, OutboxItem } from "./runtime/streams/outbox.js";
+export type { Subscription, OutboxItem } from "./session/outbox.js";
 export { isSubagentKey, parentKey, depth, rootKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 export type { AgentDefinition } from "./agents/agent.js";
 export type { ModelProvider, ModelRequest, ModelResponse, ModelDelta, Usage } from "./models/provider.js";

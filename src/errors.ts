@@ -15,6 +15,9 @@ export const REQUEST_ERROR_CODES = [
   "agent_not_found",
   "images_not_supported",
   "model_not_found",
+  "not_found",
+  "conflict",
+  "state_full",
 ] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 

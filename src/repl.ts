@@ -27,7 +27,7 @@ export async function repl(runtime: Runtime, io: ReplIO, target: { agentId: stri
     if (text !== "") {
       const outcome = await runtime.handleMessage({ agentId: target.agentId, channel: "cli", chatId: target.chatId, text });
       const last = outcome.delivered.at(-1);
-      for (const d of [...runtime.takeDeliveries(outcome.sessionKey), ...outcome.delivered]) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
+      for (const d of [...(await runtime.takeDeliveries(outcome.sessionKey)), ...outcome.delivered]) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
       io.stdout(outcome.reply);
     }
     if (io.terminal) io.prompt("> ");

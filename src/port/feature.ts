@@ -6,6 +6,8 @@ import type { Env } from "../config/load.js";
 import type { Logger } from "../log.js";
 import type { Timer } from "../signals.js";
 import type { HistoryStore } from "../session/history.js";
+import type { Delivery, SessionItem } from "../session/delivery.js";
+import type { FeatureState } from "../session/feature-state.js";
 import type { SessionScoped } from "../session/state.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
@@ -81,6 +83,8 @@ export interface Preloaded {
   abandon?(): Promise<void>;
 }
 
+export type { Delivery, SessionItem } from "../session/delivery.js";
+
 /** The origin the gateway's own features give their tools. */
 export const BUILT_IN_ORIGIN = "the built-in tools";
 /** The origin of loose tools an embedding program (or a test) hands the runtime. */
@@ -120,12 +124,6 @@ export interface Clock {
   now(): number;
 }
 
-/** Something the chat user sees. */
-export interface Delivery {
-  from: string;
-  text: string;
-}
-
 /** One message from a chat user, as a channel hands it to the runtime (the runtime's `handleMessage`). */
 export interface ChatInput {
   agentId: string;
@@ -144,13 +142,6 @@ export interface ChatOutcome {
   reply: string;
   delivered: Delivery[];
 }
-
-/**
- * What reaches a session outside a request/response pair: a delivery (the
- * deliveries of its turns as they happen, background ones too) or a
- * feature's notice (an event name and its JSON data).
- */
-export type SessionItem = ({ type: "delivery" } & Delivery) | { type: "notice"; event: string; data: Readonly<Record<string, unknown>> };
 
 /** What the runtime offers a feature; each feature gets the capabilities it names in `needs`. */
 export interface FeatureHost {
@@ -184,6 +175,8 @@ export interface FeatureHost {
   deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void;
   /** A notice for the session's open streams (`event` with JSON `data`): its event streams, and the message being answered with its events streamed; never kept. */
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
+  /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */
+  readonly state: FeatureState;
   /** The session's stop switch (`/stop`) joined with shutdown, held until released. */
   holdStop(sessionKey: string): { signal: AbortSignal; release: () => void };
   /** Background work the runtime waits for on shutdown. */

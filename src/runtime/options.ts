@@ -3,7 +3,11 @@ import type { ToolSwitch } from "../config/env.js";
 import type { Config } from "../config/schema.js";
 import type { Clock, Feature } from "../port/feature.js";
 import type { Logger } from "../log.js";
+import type { FeatureStateStore } from "../session/feature-state.js";
 import type { HistoryStore } from "../session/history.js";
+import type { SessionOutbox } from "../session/outbox.js";
+import type { StopBoard } from "../session/stop-switches.js";
+import type { TurnOrder } from "../session/turn-order.js";
 import type { Timer } from "../signals.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
@@ -22,7 +26,12 @@ export interface RuntimeOptions {
   features?: readonly Feature[];
   /** Loose tools of the embedding program (tests, embedders), besides the features' own. */
   tools?: Iterable<AnyTool>;
+  /** The ports a store implements (session/store.ts); what is not given is the in-process one. */
   history?: HistoryStore;
+  order?: TurnOrder;
+  stops?: StopBoard;
+  outbox?: SessionOutbox;
+  state?: FeatureStateStore;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
   toolSwitches?: readonly ToolSwitch[];
   clock?: Clock;

@@ -10,16 +10,19 @@ import type { Clock, Delivery, Feature, FeatureHost } from "../port/feature.js";
 import type { FeatureRoute } from "../port/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
-import { type HistoryPage, type HistoryStore, MemoryHistoryStore } from "../session/history.js";
-import { agentOfKey, isWithin, oneMessageKey, parseSessionKey, rootKey } from "../session/key.js";
+import type { HistoryPage, HistoryStore } from "../session/history.js";
+import { MemoryHistoryStore } from "../session/memory-history.js";
+import { agentOfKey, oneMessageKey, parseSessionKey, rootKey } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { type Timer, realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
 import { KeyQueue } from "../session/key-queue.js";
-import { Outbox, type Subscription } from "./streams/outbox.js";
-import { StopSwitches } from "./messages/stop-switches.js";
+import type { TurnOrder } from "../session/turn-order.js";
+import { type FeatureStateStore, MemoryFeatureState, stateView } from "../session/feature-state.js";
+import { Outbox, type SessionOutbox, type Subscription } from "../session/outbox.js";
+import { type StopBoard, StopSwitches } from "../session/stop-switches.js";
 import { FeatureSet } from "./assembly/feature-set.js";
 import { MessageWatches } from "./streams/message-stream.js";
 import { MessagePipeline } from "./messages/message-pipeline.js";
@@ -49,9 +52,12 @@ export class Runtime {
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
-  private readonly outbox: Outbox;
-  private readonly locks = new KeyQueue();
-  private readonly stops = new StopSwitches();
+  private readonly outbox: SessionOutbox;
+  /** The order of turns per session (the session lock). */
+  private readonly locks: TurnOrder;
+  private readonly stops: StopBoard;
+  /** Features' durable state (each sees its own namespace). */
+  private readonly state: FeatureStateStore;
   private readonly shutdown = new AbortController();
   private readonly work = new Work();
   /** Background turns asked for and not yet ended: a clear drops them. */
@@ -85,11 +91,16 @@ export class Runtime {
         maxSessions: this.config.session.max_sessions,
         maxTotalBytes: this.config.session.max_bytes,
       });
-    this.outbox = new Outbox({
-      dropped: (key, count) => this.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
-      overflowed: (key, items, bytes) =>
-        this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
-    });
+    this.locks = opts.order ?? new KeyQueue();
+    this.state = opts.state ?? new MemoryFeatureState();
+    this.stops = opts.stops ?? new StopSwitches();
+    this.outbox =
+      opts.outbox ??
+      new Outbox({
+        dropped: (key, count) => this.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
+        overflowed: (key, items, bytes) =>
+          this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
+      });
     this.watches = new MessageWatches(this.events);
     this.oneMessage = new OneMessageSessions({ history: this.history, lifecycle: this.lifecycle, outbox: this.outbox, events: this.events });
     announceTurns(this.events, (sessionKey, notice) => this.outbox.publish(sessionKey, notice));
@@ -131,7 +142,9 @@ export class Runtime {
       shutdown: this.shutdown.signal,
       closing: () => this.closing,
     });
-    this.features.install(opts.features ?? [], this.host(), this.config, [...(opts.tools ?? [])]);
+    this.features.install(opts.features ?? [], this.host(), this.config, [...(opts.tools ?? [])], (feature) => ({
+      state: stateView(this.state, feature.name),
+    }));
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);
@@ -142,8 +155,8 @@ export class Runtime {
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
   }
 
-  /** What features get: the runtime's capabilities, as closures over its private parts. */
-  private host(): FeatureHost {
+  /** What features get: the runtime's capabilities, as closures over its private parts (`state` is each feature's own). */
+  private host(): Omit<FeatureHost, "state"> {
     return {
       defaultAgentId: this.config.agents.default,
       agents: this.agents,
@@ -240,7 +253,7 @@ export class Runtime {
   }
 
   /** Deliveries kept for the session while no stream was open, oldest first; handed out once. */
-  takeDeliveries(sessionKey: string): Delivery[] {
+  takeDeliveries(sessionKey: string): Promise<Delivery[]> {
     return this.outbox.drain(sessionKey);
   }
 
@@ -267,19 +280,19 @@ export class Runtime {
       await this.lifecycle.clear(sessionKey, "clear");
     } finally {
       // Last: what the clear stopped may have kept a history or a delivery on its way out.
-      this.outbox.clearSession(sessionKey);
+      await this.outbox.clearSession(sessionKey);
       // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
       await this.history.clear(sessionKey);
-      for (const key of this.history.keys()) if (key !== sessionKey && isWithin(key, sessionKey)) await this.history.clear(key);
+      await this.history.clearBelow(sessionKey);
     }
     this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
     return subagents;
   }
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
-  stop(sessionKey: string): { stopped: boolean; subagents: number } {
+  async stop(sessionKey: string): Promise<{ stopped: boolean; subagents: number }> {
     const subagents = this.work.runningBelow(sessionKey);
-    return { stopped: this.stops.stop(rootKey(sessionKey)), subagents };
+    return { stopped: await this.stops.stop(rootKey(sessionKey)), subagents };
   }
 
   /**
@@ -345,7 +358,7 @@ export class Runtime {
   }
 
   /** The session's history in OpenAI roles. */
-  historyOf(sessionKey: string): ChatMessage[] {
+  historyOf(sessionKey: string): Promise<ChatMessage[]> {
     return this.history.get(sessionKey);
   }
 
@@ -404,6 +417,7 @@ export class Runtime {
     await this.idle();
     await this.features.close();
     // Last: the session files (writes under way finish, then the folder's lock goes).
-    await this.history.close?.();
+    await this.state.close();
+    await this.history.close();
   }
 }

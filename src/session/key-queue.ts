@@ -1,10 +1,12 @@
+import type { TurnOrder } from "./turn-order.js";
+
 /**
  * Work run one at a time per key, in the order asked (whether the work
  * before failed or not); keys are forgotten when their queue empties, so
- * idle keys cost nothing. The runtime's per-session locks and the session
+ * idle keys cost nothing. The in-process turn order and the session
  * store's per-session file work are both one of these.
  */
-export class KeyQueue {
+export class KeyQueue implements TurnOrder {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   run<T>(key: string, work: () => Promise<T>): Promise<T> {

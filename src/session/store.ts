@@ -1,7 +1,11 @@
 import type { StoreOption } from "../config/layout.js";
 import type { Config } from "../config/schema.js";
 import type { Logger } from "../log.js";
+import type { FeatureStateStore } from "./feature-state.js";
 import type { HistoryStore } from "./history.js";
+import type { SessionOutbox } from "./outbox.js";
+import type { StopBoard } from "./stop-switches.js";
+import type { TurnOrder } from "./turn-order.js";
 
 /**
  * A session store as it registers: the `session.store` name it answers
@@ -25,7 +29,16 @@ export interface StoreContext {
   logger: Logger;
 }
 
-/** What a store implements: where histories are kept. */
+/**
+ * What a store implements: where histories are kept, and (optionally) the
+ * other ports a fleet of gateways shares. What a store leaves out is the
+ * in-process one: the turn order per session (a queue per key), stop
+ * switches, the outbox of deliveries, feature state in memory.
+ */
 export interface SessionPorts {
   history: HistoryStore;
+  order?: TurnOrder;
+  stops?: StopBoard;
+  outbox?: SessionOutbox;
+  state?: FeatureStateStore;
 }

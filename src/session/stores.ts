@@ -1,6 +1,9 @@
 import path from "node:path";
-import { MemoryHistoryStore } from "./history.js";
-import { JsonlHistoryStore } from "./jsonl-store.js";
+import type { Config } from "../config/schema.js";
+import { MemoryFeatureState, type StateLimits } from "./feature-state.js";
+import { JsonlFeatureState } from "./jsonl/jsonl-state.js";
+import { JsonlHistoryStore } from "./jsonl/jsonl-store.js";
+import { MemoryHistoryStore } from "./memory-history.js";
 import type { SessionStoreAdapter } from "./store.js";
 
 /**
@@ -8,10 +11,12 @@ import type { SessionStoreAdapter } from "./store.js";
  * store is an adapter (its folder) and one line in BUILTIN_STORES.
  */
 
-/** Histories in memory only, bounded, gone with the process. */
+const stateLimits = (config: Config): StateLimits => ({ maxKeys: config.session.state_max_keys, maxBytes: config.session.state_max_bytes });
+
+/** Histories and feature state in memory only, bounded, gone with the process. */
 export const memoryStore: SessionStoreAdapter = {
   type: "memory",
-  description: "histories live in memory only and end with the process",
+  description: "histories and feature state live in memory only and end with the process",
   open: ({ config }) => ({
     history: new MemoryHistoryStore({
       maxMessages: config.agents.defaults.max_history_messages,
@@ -19,24 +24,33 @@ export const memoryStore: SessionStoreAdapter = {
       maxSessions: config.session.max_sessions,
       maxTotalBytes: config.session.max_bytes,
     }),
+    state: new MemoryFeatureState(stateLimits(config)),
   }),
 };
 
-/** Every root session's history in a JSONL file of session.dir (opened and locked for this process). */
+/** Every root session's history in a JSONL file of session.dir (opened and locked for this process), feature state in its state/ files. */
 export const jsonlStore: SessionStoreAdapter = {
   type: "jsonl",
-  description: "every root session's history is kept in session.dir (a JSONL file per session) and survives restarts",
-  open: ({ config, baseDir, logger }) => ({
-    history: JsonlHistoryStore.open({
-      dir: path.resolve(baseDir, config.session.dir),
+  description:
+    "every root session's history is kept in session.dir (a JSONL file per session) and features' state in session.dir/state/; both survive restarts",
+  open: ({ config, baseDir, logger }) => {
+    const dir = path.resolve(baseDir, config.session.dir);
+    const history = JsonlHistoryStore.open({
+      dir,
       maxMessages: config.agents.defaults.max_history_messages,
       maxBytes: config.agents.defaults.max_history_bytes,
       maxSessions: config.session.max_sessions,
       maxTotalBytes: config.session.max_bytes,
       maxStored: config.session.max_stored,
       warn: (message) => logger.warn(message),
-    }),
-  }),
+    });
+    try {
+      return { history, state: new JsonlFeatureState(dir, stateLimits(config)) };
+    } catch (error) {
+      void history.close();
+      throw error;
+    }
+  },
 };
 
 export const BUILTIN_STORES: readonly SessionStoreAdapter[] = [jsonlStore, memoryStore];

@@ -123,7 +123,7 @@ describe("event streams on the node server", () => {
       await new Promise((resolve) => setImmediate(resolve));
       expect(sent).toBeLessThan(10_000);
     }
-    const kept = h.runtime.takeDeliveries(KEY);
+    const kept = await h.runtime.takeDeliveries(KEY);
     expect(kept.length).toBeGreaterThan(0);
     // What the client did not get is what is kept: the newest, in order, up to the last one sent.
     expect(kept.at(-1)!.text.startsWith(`${sent - 1} `)).toBe(true);

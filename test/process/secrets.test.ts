@@ -39,7 +39,7 @@ describe("secrets given away by tools", () => {
 
     await eventually(() => expect(h.logger.lines).toContainEqual({ level: "info", message: 'MCP server "fx" says: logging in with ***' }));
     const requests = JSON.stringify(model.server.requests.map((r) => r.body));
-    const everything = [requests, JSON.stringify(json), JSON.stringify(h.logger.lines), JSON.stringify(h.runtime.historyOf(json.session_key))].join("\n");
+    const everything = [requests, JSON.stringify(json), JSON.stringify(h.logger.lines), JSON.stringify(await h.runtime.historyOf(json.session_key))].join("\n");
     expect(everything).toContain("***");
     expect(everything).not.toContain(MCP_SECRET);
     expect(everything).not.toContain(PLUGIN_SECRET);

@@ -48,7 +48,7 @@ describe("the node server", () => {
     client.abort();
     expect(await request).toBeInstanceOf(Error);
     expect((await ended).outcome).toBe("aborted");
-    expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
   });
 
   it("DELETE /v1/sessions/<key> over a real connection, with no body and so no Content-Type, clears the session", async () => {
@@ -57,10 +57,10 @@ describe("the node server", () => {
     onTestFinished(() => running.close());
     const said = await fetch(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"hello"}' });
     expect(said.status).toBe(200);
-    expect(h.runtime.historyOf("agent:main:http:default")).toHaveLength(2);
+    expect(await h.runtime.historyOf("agent:main:http:default")).toHaveLength(2);
     const cleared = await fetch(`${running.url}/v1/sessions/agent:main:http:default`, { method: "DELETE" });
     expect({ status: cleared.status, body: await cleared.json() }).toEqual({ status: 200, body: { cleared: true } });
-    expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
     // A body still needs its JSON content type, whatever the method.
     const typed = await fetch(`${running.url}/v1/sessions/agent:main:http:default`, { method: "DELETE", body: "x" });
     expect(typed.status).toBe(415);

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { LOST_RESULT } from "../../src/session/transcript.js";
+import { LOST_RESULT } from "../../src/session/jsonl/transcript.js";
 import { anthropicError, anthropicMessage } from "../support/fake-anthropic.js";
 import { fakeModelServers, textCompletion } from "../support/fake-openai.js";
 import { harness, jsonOf, openaiConfig, tempDir } from "../support/project.js";

@@ -50,7 +50,7 @@ describe("streamed answers on the node server", () => {
     const seen = await watcher.until("turn.end");
     expect(seen.at(-1)!.data).toEqual({ agent: "main", session_key: key, outcome: "aborted" });
     expect(call.aborted).toBe(true);
-    expect(h.runtime.historyOf(key)).toEqual([]);
+    expect(await h.runtime.historyOf(key)).toEqual([]);
     await watcher.close();
   });
 });

@@ -72,7 +72,7 @@ describe("subagent", () => {
     expect(ends[0]).toMatchObject({ outcome: "done", label: "kid", parentKey: "agent:main:http:plans", agentId: "main" });
     expect(ends[0]!.childKey).toMatch(/^agent:main:http:plans:subagent:[A-Za-z0-9_-]+$/);
     expect(h.plans.size).toBe(1);
-    expect(h.runtime.historyOf(ends[0]!.childKey)).toEqual([]);
+    expect(await h.runtime.historyOf(ends[0]!.childKey)).toEqual([]);
     expect(h.logger.lines).toContainEqual({ level: "info", message: "subagent" });
     expect(json.delivered).toEqual([{ from: "agent", text: json.reply }]);
   });
@@ -255,7 +255,7 @@ describe("spawn", () => {
     expect(answer[1]).toEqual({ event: "delivery", data: { from: "agent", text: "the background answer" } });
     expect(JSON.stringify(stream.events)).not.toContain("agent:main:http:bg:subagent");
     await stream.close();
-    const history = h.runtime.historyOf("agent:main:http:bg");
+    const history = await h.runtime.historyOf("agent:main:http:bg");
     const note = history.filter((m) => m.role === "user").at(-1)!.content as string;
     expect(note).toMatch(/^\[System note: background subagent "bg"/);
     expect(note).toContain("the background answer");
@@ -329,7 +329,7 @@ describe("/stop and /subagents", () => {
     // A stopped child wakes nobody: no system note, no extra turn, nothing waiting for the user.
     const next = await h.chat({ message: "SAY next", session: "bgstop" });
     expect(next.json.delivered).toEqual([{ from: "agent", text: "next" }]);
-    expect(h.runtime.historyOf("agent:main:http:bgstop").some((m) => String(m.content).includes("System note"))).toBe(false);
+    expect((await h.runtime.historyOf("agent:main:http:bgstop")).some((m) => String(m.content).includes("System note"))).toBe(false);
   });
 });
 

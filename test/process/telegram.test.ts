@@ -60,7 +60,7 @@ describe("the Telegram channel", () => {
     api.message("hello there", ALICE);
     const [answer] = await answers(api, ALICE.id, 1);
     expect(answer).toMatch(/^You said: hello there/);
-    expect(h.runtime.historyOf(KEY).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await h.runtime.historyOf(KEY)).map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(api.callsOf("getMe")).toHaveLength(1);
     expect(api.callsOf("sendChatAction")[0]!.payload).toMatchObject({ chat_id: String(ALICE.id), action: "typing" });
     expect(h.logger.lines).toContainEqual({ level: "info", message: 'telegram channel "telegram": polling as @test_bot' });
@@ -118,8 +118,8 @@ describe("the Telegram channel", () => {
     const { api, h } = await telegramGateway();
     const lines = Array.from({ length: 300 }, (_, i) => `line ${String(i).padStart(3, "0")} of a long message to the bot`);
     api.message(lines.join("\n"), ALICE);
-    await eventually(() => expect(h.runtime.historyOf(KEY)).toHaveLength(2));
-    const reply = h.runtime.historyOf(KEY)[1]!.content as string;
+    await eventually(async () => expect(await h.runtime.historyOf(KEY)).toHaveLength(2));
+    const reply = (await h.runtime.historyOf(KEY))[1]!.content as string;
     expect(reply.length).toBeGreaterThan(2 * 4096);
     // Line by line, nothing lost: the messages joined by line breaks are the answer.
     await eventually(() => expect(api.textsIn(ALICE.id).join("\n")).toBe(reply));
@@ -150,18 +150,18 @@ describe("the Telegram channel", () => {
     const { api, h } = await telegramGateway();
     api.message("/start", ALICE);
     expect((await answers(api, ALICE.id, 1))[0]).toMatch(/^Hello! I am Main \(test agent\)\. .*\/new starts a fresh conversation\.$/);
-    expect(h.runtime.historyOf(KEY)).toEqual([]);
+    expect(await h.runtime.historyOf(KEY)).toEqual([]);
     api.message("remember me", ALICE);
     await answers(api, ALICE.id, 2);
-    expect(h.runtime.historyOf(KEY)).toHaveLength(2);
+    expect(await h.runtime.historyOf(KEY)).toHaveLength(2);
     api.message("/clear", ALICE);
     expect((await answers(api, ALICE.id, 3))[2]).toBe("Cleared: this session's history, plan and undelivered messages are gone.");
-    expect(h.runtime.historyOf(KEY)).toEqual([]);
+    expect(await h.runtime.historyOf(KEY)).toEqual([]);
     api.message("again", ALICE);
     await answers(api, ALICE.id, 4);
     api.message("/new", ALICE);
     expect((await answers(api, ALICE.id, 5))[4]).toBe("Cleared: this session's history, plan and undelivered messages are gone.");
-    expect(h.runtime.historyOf(KEY)).toEqual([]);
+    expect(await h.runtime.historyOf(KEY)).toEqual([]);
     api.message("/help", ALICE);
     const help = (await answers(api, ALICE.id, 6))[5]!;
     for (const command of ["/clear", "/new", "/help", "/stop", "/todo"]) expect(help).toContain(command);
@@ -178,7 +178,7 @@ describe("the Telegram channel", () => {
     api.message("/clear@test_bot", ALICE, group);
     expect((await answers(api, group.id, 2))[1]).toBe("Cleared: this session's history, plan and undelivered messages are gone.");
     expect(api.textsIn(group.id)).toHaveLength(2);
-    expect(h.runtime.historyOf(`agent:main:telegram:${group.id}`)).toEqual([]);
+    expect(await h.runtime.historyOf(`agent:main:telegram:${group.id}`)).toEqual([]);
     api.message("hi from a stranger", MALLORY, group);
     api.message("/help@test_bot", ALICE, group);
     await answers(api, group.id, 3);

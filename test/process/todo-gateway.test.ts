@@ -36,7 +36,7 @@ describe("todo through the gateway", () => {
     const bad = await h.chat({ message: write([{ id: "1" }]), session: "s" });
     expect(bad.json.delivered).toEqual([{ from: "agent", text: "done" }]);
     expect(lastToolResult()).toBe("todo content must contain 1-1024 bytes of nonblank text");
-    const history = h.runtime.historyOf("agent:main:http:s");
+    const history = await h.runtime.historyOf("agent:main:http:s");
     expect(history.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
       '{"todos":[{"id":"1","content":"Outline <the> talk","status":"pending","priority":"medium"}],"total_count":1,"message":"Updated 1 todos"}',
       "todo content must contain 1-1024 bytes of nonblank text",

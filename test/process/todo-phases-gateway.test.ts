@@ -119,7 +119,7 @@ describe("/todo", () => {
     }
     await h.chat({ message: "SAY again", session: "edit" });
     expect(messagesOf(model.server.requests.at(-1)!).some((m) => m.content?.startsWith?.("[The user changed your plan"))).toBe(false);
-    expect(h.runtime.historyOf("agent:main:http:edit").some((m) => m.role === "system")).toBe(false);
+    expect((await h.runtime.historyOf("agent:main:http:edit")).some((m) => m.role === "system")).toBe(false);
   });
 
   it("a bad edit lists its errors and changes nothing", async () => {

@@ -137,7 +137,7 @@ function runtimeRoomOf(file: string): RuntimeRoom {
  * files (histories and meta files, appended, rewritten, removed) and its lock.
  * The JSONL store itself (session/jsonl-store.ts) goes through them.
  */
-const SESSION_FOLDER_FILES = ["session/session-files.ts", "session/dir-lock.ts"];
+const SESSION_FOLDER_FILES = ["session/jsonl/session-files.ts", "session/jsonl/state-files.ts", "session/jsonl/dir-lock.ts"];
 
 /** Packages and globals that tie code to one place, and the rooms (or files) allowed to use them. */
 const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: (file: string) => boolean; why: string }[] = [

@@ -182,7 +182,7 @@ describe("POST /v1/chat streamed", () => {
     const { events } = stream;
     expect(events.map((e) => e.event)).toEqual(["turn.start", "text.delta", "error"]);
     expect(events.at(-1)!.data).toEqual({ code: "model_server", message: expect.stringContaining("upstream died") });
-    expect(h.runtime.historyOf(KEY)).toEqual([
+    expect(await h.runtime.historyOf(KEY)).toEqual([
       { role: "user", content: "one" },
       { role: "assistant", content: "1" },
     ]);
@@ -214,7 +214,7 @@ describe("POST /v1/chat streamed", () => {
     const seen = await watcher.until("turn.end");
     expect(seen.map((e) => e.event)).toEqual(["turn.start", "turn.end"]);
     expect(seen.at(-1)!.data).toEqual({ agent: "main", session_key: KEY, outcome: "aborted" });
-    expect(h.runtime.historyOf(KEY)).toEqual([]);
+    expect(await h.runtime.historyOf(KEY)).toEqual([]);
     await h.runtime.idle();
     expect(h.runtime.stats()).toMatchObject({ watchedMessages: 0, runningTurns: 0, locks: 0, stopSwitches: 0 });
     await watcher.close();
@@ -232,6 +232,6 @@ describe("POST /v1/chat streamed", () => {
     await expect(res.body!.getReader().read()).rejects.toThrow("the client stopped reading the streamed answer");
     expect(call.aborted).toBe(true);
     await h.runtime.idle();
-    expect(h.runtime.historyOf(KEY)).toEqual([]);
+    expect(await h.runtime.historyOf(KEY)).toEqual([]);
   });
 });

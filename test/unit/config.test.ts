@@ -40,7 +40,15 @@ describe("config file lookup", () => {
       turn_timeout_ms: 900_000,
       subturn: { max_depth: 3, max_concurrent: 5, max_running: 20, timeout_ms: 300000, concurrency_timeout_ms: 30000 },
     });
-    expect(loaded.config.session).toEqual({ store: "jsonl", dir: "sessions", max_stored: 100_000, max_sessions: 10_000, max_bytes: 128 * 1024 * 1024 });
+    expect(loaded.config.session).toEqual({
+      store: "jsonl",
+      dir: "sessions",
+      max_stored: 100_000,
+      max_sessions: 10_000,
+      max_bytes: 128 * 1024 * 1024,
+      state_max_keys: 10_000,
+      state_max_bytes: 4 * 1024 * 1024,
+    });
     expect(loaded.config.model_list).toEqual([{ model_name: "local", provider: "builtin", model: "scripted" }]);
     expect(sectionAt(loaded.config, "tools.todo").enabled).toBe(false);
     expect(sectionAt(loaded.config, "tools.subagent").enabled).toBe(true);

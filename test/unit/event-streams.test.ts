@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Feature, FeatureHost } from "../../src/port/feature.js";
-import { STREAM_QUEUE } from "../../src/runtime/streams/outbox.js";
+import { STREAM_QUEUE } from "../../src/session/outbox.js";
 import { harness } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 
@@ -63,7 +63,7 @@ describe("event streams", () => {
     }
     expect(warnings(h)).toEqual([]);
     await stream.close();
-    expect(h.runtime.takeDeliveries(KEY)).toEqual([]);
+    expect(await h.runtime.takeDeliveries(KEY)).toEqual([]);
   });
 
   it("a client that leaves gives back what it had not read: the next stream gets it", async () => {
@@ -82,6 +82,6 @@ describe("event streams", () => {
     expect((await second.next()).data.text).toBe("unread 1");
     expect((await second.next()).data.text).toBe("unread 2");
     await second.close();
-    expect(h.runtime.takeDeliveries(KEY)).toEqual([]);
+    expect(await h.runtime.takeDeliveries(KEY)).toEqual([]);
   });
 });

@@ -18,9 +18,9 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
 });
 
 /** No turn ran: no session has a history, no model was asked. */
-function expectNothingRan(h: Harness): void {
+async function expectNothingRan(h: Harness): Promise<void> {
   expect(h.runtime.sessionKeys()).toEqual([]);
-  expect(h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+  expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
 }
 
 describe("content type", () => {
@@ -38,7 +38,7 @@ describe("content type", () => {
         message: "the body was sent as Content-Type: text/plain; expected Content-Type: application/json",
       },
     });
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it.each([
@@ -54,7 +54,7 @@ describe("content type", () => {
       code: "unsupported_media_type",
       message: `the body was sent ${shown}; expected Content-Type: application/json`,
     });
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("a body sent without a Content-Type is refused with 415", async () => {
@@ -63,7 +63,7 @@ describe("content type", () => {
     const res = await h.request("/v1/chat", { method: "POST", body: new TextEncoder().encode('{"message":"hello"}') });
     expect(res.status).toBe(415);
     expect((await jsonOf(res)).error.message).toBe("the body was sent without a Content-Type; expected Content-Type: application/json");
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("JSON is accepted with any charset parameter, in any case", async () => {
@@ -72,7 +72,7 @@ describe("content type", () => {
       const res = await h.request("/v1/chat", { method: "POST", headers: { "content-type": type }, body: JSON.stringify({ message: "hello", session: "s1" }) });
       expect(res.status, type).toBe(200);
     }
-    expect(h.runtime.historyOf("agent:main:http:s1")).toHaveLength(6);
+    expect(await h.runtime.historyOf("agent:main:http:s1")).toHaveLength(6);
   });
 
   it("a POST without a body is not asked for a content type, and still runs nothing", async () => {
@@ -80,7 +80,7 @@ describe("content type", () => {
     const res = await h.request("/v1/chat", { method: "POST" });
     expect(res.status).toBe(400);
     expect((await jsonOf(res)).error.code).toBe("invalid_json");
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("a client without the token learns only that it needs one, whatever it sends", async () => {
@@ -111,7 +111,7 @@ describe("origin", () => {
       });
       expect(res.headers.get("access-control-allow-origin"), path).toBeNull();
     }
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("an opaque origin (a sandboxed frame, a local file) is refused too", async () => {
@@ -203,7 +203,7 @@ describe("host (DNS rebinding)", () => {
       },
     });
     expect((await h.request("/health", { headers: { host: "evil.example" } })).status).toBe(403);
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("loopback names and addresses are answered on any port", async () => {
@@ -252,7 +252,7 @@ describe("an answer given before the body is read", () => {
     expect(res.status).toBe(status);
     expect((await jsonOf(res)).error.code).toBe(code);
     expect(res.headers.get("connection")).toBe("close");
-    expectNothingRan(h);
+    await expectNothingRan(h);
   });
 
   it("a refusal of a request without a body keeps the connection", async () => {

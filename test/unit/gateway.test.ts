@@ -165,7 +165,7 @@ describe("tools through the gateway (builtin scripted model)", () => {
     const { json } = await h.chat({ message: 'CALL echo {"text":"1"}\nCALL echo {"text":"2"}\nCALL echo {"text":"3"}' });
     expect(json.reply).toMatch(/reached the limit of 2 tool iterations \(agents\.defaults\.max_tool_iterations\)/);
     expect(json.delivered.map((d: { from: string }) => d.from)).toEqual(["echo", "echo", "agent"]);
-    const history = h.runtime.historyOf(json.session_key);
+    const history = await h.runtime.historyOf(json.session_key);
     expect(history.at(-1)).toEqual({ role: "assistant", content: json.reply });
   });
 });
@@ -207,8 +207,8 @@ describe("history and slash commands", () => {
     const { json } = await h.chat({ message: "/clear", session: "a" });
     expect(json.delivered).toEqual([{ from: "command", text: json.reply }]);
     expect(json.reply).toMatch(/^Cleared/);
-    expect(h.runtime.historyOf("agent:main:http:a")).toEqual([]);
-    expect(h.runtime.historyOf("agent:main:http:b")).toHaveLength(2);
+    expect(await h.runtime.historyOf("agent:main:http:a")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:b")).toHaveLength(2);
   });
 
   it("/new does what /clear does, by the name chat apps use for starting afresh", async () => {
@@ -216,7 +216,7 @@ describe("history and slash commands", () => {
     await h.chat({ message: "one", session: "a" });
     const { json } = await h.chat({ message: "/new", session: "a" });
     expect(json.reply).toMatch(/^Cleared/);
-    expect(h.runtime.historyOf("agent:main:http:a")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:a")).toEqual([]);
     expect((await h.chat({ message: "/help" })).json.reply).toContain("/new — start a new conversation: the same as /clear");
   });
 
@@ -227,6 +227,6 @@ describe("history and slash commands", () => {
     expect(help.json.reply).toContain("/help");
     const other = await h.chat({ message: "/weather today" });
     expect(other.json.reply).toMatch(/^You said: \/weather today/);
-    expect(h.runtime.historyOf("agent:main:http:default")).toHaveLength(2);
+    expect(await h.runtime.historyOf("agent:main:http:default")).toHaveLength(2);
   });
 });

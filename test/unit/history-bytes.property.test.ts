@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/models/message.js";
-import { MemoryHistoryStore } from "../../src/session/history.js";
+import { SessionCache } from "../../src/session/session-cache.js";
 import { jsonBytes } from "../../src/session/size.js";
 
 /**
@@ -41,7 +41,7 @@ describe("history bytes", () => {
   it("the bytes a store counts are always the bytes of what it holds, and every session keeps within its limits", () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), fc.integer({ min: 2, max: 8 }), fc.integer({ min: 1024, max: 8192 }), (ops, maxMessages, maxBytes) => {
-        const store = new MemoryHistoryStore({ maxMessages, maxBytes, maxSessions: 2, maxTotalBytes: 3 * maxBytes });
+        const store = new SessionCache({ maxMessages, maxBytes, maxSessions: 2, maxTotalBytes: 3 * maxBytes });
         for (const o of ops) {
           if (o.kind === "append") store.append(o.key, o.messages);
           else if (o.kind === "replace") store.replace(o.key, o.messages);

@@ -2,8 +2,8 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/models/message.js";
-import { MemoryHistoryStore } from "../../src/session/history.js";
-import { JsonlHistoryStore } from "../../src/session/jsonl-store.js";
+import { SessionCache } from "../../src/session/session-cache.js";
+import { JsonlHistoryStore } from "../../src/session/jsonl/jsonl-store.js";
 import { harness, tempDir } from "../support/project.js";
 import { ManualTimers } from "../support/timers.js";
 
@@ -43,7 +43,7 @@ const parsedMessage = (n: number, text = "x".repeat(MB - 8)): string =>
 
 describe("what the history keeps in memory", () => {
   it("a 1 MB message costs about 1 MB in the store, not a second copy for its measure", async () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     const perItem = await retainedPer(SESSIONS, () => {
       for (let n = 0; n < SESSIONS; n++) store.append(`s${n}`, [{ role: "user", content: parsedMessage(n) }]);
     });
@@ -53,7 +53,7 @@ describe("what the history keeps in memory", () => {
   });
 
   it("a message cut to fit keeps only what was kept of it, not the text it was cut from", async () => {
-    const store = new MemoryHistoryStore({ maxBytes: 64 * 1024 });
+    const store = new SessionCache({ maxBytes: 64 * 1024 });
     const perItem = await retainedPer(SESSIONS, () => {
       for (let n = 0; n < SESSIONS; n++) store.append(`s${n}`, [{ role: "user", content: parsedMessage(n) }]);
     });
@@ -62,7 +62,7 @@ describe("what the history keeps in memory", () => {
   });
 
   it("a short text taken out of a large one does not keep the large one alive", async () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     const perItem = await retainedPer(SESSIONS, () => {
       for (let n = 0; n < SESSIONS; n++) {
         const large = parsedMessage(n);
@@ -73,7 +73,7 @@ describe("what the history keeps in memory", () => {
   });
 
   it("an idle session of one short exchange keeps its texts and little more: no spare room, no copies of role names", async () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     const count = 5000;
     // As requests bring them: every message parsed out of its own JSON body.
     const exchange = (n: number) =>
@@ -115,7 +115,7 @@ describe("what the history keeps in memory", () => {
   });
 
   it("text beyond Latin-1 costs two bytes a character: up to twice its UTF-8 bytes in memory", async () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     const perItem = await retainedPer(SESSIONS, () => {
       for (let n = 0; n < SESSIONS; n++) store.append(`s${n}`, [{ role: "user", content: parsedMessage(n, `${"x".repeat(MB - 11)}€`) }]);
     });
@@ -144,7 +144,7 @@ describe("what the history keeps in memory", () => {
     for (let n = 5; n < 20; n++) await send(n);
     expect(h.runtime.stats().historyBytes).toBeLessThanOrEqual(16 * 1024 * 1024);
     expect((await heapUsed()) - before).toBeLessThan(16 * 1024 * 1024 + 2 * MB);
-    const kept: ChatMessage[] = h.runtime.historyOf("agent:main:http:s4");
+    const kept: ChatMessage[] = await h.runtime.historyOf("agent:main:http:s4");
     expect(kept.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 });

@@ -4,7 +4,7 @@ import { builtinConfigSchema } from "../../src/house.js";
 const configSchema = builtinConfigSchema();
 import type { ChatMessage } from "../../src/models/message.js";
 import { cutNote, fitExchange } from "../../src/session/exchange.js";
-import { DEFAULT_HISTORY_LIMITS, MemoryHistoryStore } from "../../src/session/history.js";
+import { DEFAULT_HISTORY_LIMITS, SessionCache } from "../../src/session/session-cache.js";
 import { jsonBytes, jsonPrefix } from "../../src/session/size.js";
 
 const exchange = (n: number, result = "r"): ChatMessage[] => [
@@ -20,7 +20,7 @@ const KiB = 1024;
 
 describe("history of one session", () => {
   it("keeps at most max messages, dropping whole exchanges from the front", () => {
-    const store = new MemoryHistoryStore({ maxMessages: 10 });
+    const store = new SessionCache({ maxMessages: 10 });
     for (let n = 1; n <= 3; n++) store.append("s", exchange(n));
     const kept = store.get("s");
     expect(users(kept)).toEqual(["q2", "q3"]);
@@ -31,7 +31,7 @@ describe("history of one session", () => {
   });
 
   it("keeps at most max bytes (UTF-8 bytes of the messages' JSON), dropping whole exchanges from the front", () => {
-    const store = new MemoryHistoryStore({ maxBytes: 20 * KiB });
+    const store = new SessionCache({ maxBytes: 20 * KiB });
     const big = "é".repeat(3 * KiB); // 6 KiB in UTF-8
     for (let n = 1; n <= 5; n++) store.append("s", exchange(n, big));
     const kept = store.get("s");
@@ -42,7 +42,7 @@ describe("history of one session", () => {
   });
 
   it("never starts with a tool result or a reply whose user message was dropped", () => {
-    const store = new MemoryHistoryStore({ maxMessages: 10 });
+    const store = new SessionCache({ maxMessages: 10 });
     store.append("s", exchange(1).slice(2));
     expect(store.get("s")).toEqual([]);
     expect(store.size).toBe(0);
@@ -53,7 +53,7 @@ describe("history of one session", () => {
   });
 
   it("an exchange over max bytes on its own is kept alone, its longest texts cut to fit, each with a note", () => {
-    const store = new MemoryHistoryStore({ maxBytes: 16 * KiB });
+    const store = new SessionCache({ maxBytes: 16 * KiB });
     store.append("s", exchange(1));
     const huge = "x".repeat(100 * KiB);
     store.append("s", [
@@ -87,7 +87,7 @@ describe("history of one session", () => {
     const long = [{ role: "user", content: "go" }, ...rounds, { role: "assistant", content: "all done" }] as ChatMessage[];
     expect(fitExchange(long, { maxMessages: 500, maxBytes: 16 * KiB })).toEqual([long[0], long.at(-1)]);
     expect(fitExchange(long, { maxMessages: 100, maxBytes: 1024 * KiB })).toEqual([long[0], long.at(-1)]);
-    const store = new MemoryHistoryStore({ maxMessages: 100 });
+    const store = new SessionCache({ maxMessages: 100 });
     store.append("s", exchange(1));
     store.append("s", long);
     expect(store.get("s")).toEqual([long[0], long.at(-1)]);
@@ -107,7 +107,7 @@ describe("history of one session", () => {
   });
 
   it("hands out copies: changing them changes nothing", () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     const messages = exchange(1);
     store.append("s", messages);
     (messages[0] as { content: string }).content = "changed";
@@ -117,7 +117,7 @@ describe("history of one session", () => {
   });
 
   it("a page is the last messages, newest last, with the total", async () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     for (let n = 1; n <= 3; n++) store.append("s", exchange(n));
     const page = await store.page("s", 5);
     expect(page.total).toBe(12);
@@ -133,7 +133,7 @@ describe("sessions held in memory", () => {
   ];
 
   it("an idle session is evicted once more than max sessions are held, least recently used first; a running one never is", async () => {
-    const store = new MemoryHistoryStore({ maxSessions: 3 });
+    const store = new SessionCache({ maxSessions: 3 });
     const release = await store.hold("running");
     store.append("running", hello(0));
     for (let n = 1; n <= 3; n++) store.append(`s${n}`, hello(n));
@@ -152,7 +152,7 @@ describe("sessions held in memory", () => {
   });
 
   it("idle sessions are evicted once their bytes together are over max total bytes; held ones stay, over it, until released", async () => {
-    const store = new MemoryHistoryStore({ maxBytes: 30 * KiB, maxTotalBytes: 40 * KiB });
+    const store = new SessionCache({ maxBytes: 30 * KiB, maxTotalBytes: 40 * KiB });
     const page = (n: number): ChatMessage[] => [{ role: "user", content: `${n}${"x".repeat(9 * KiB)}` }];
     for (let n = 0; n < 6; n++) store.append(`s${n}`, page(n));
     expect(store.keys()).toEqual(["s2", "s3", "s4", "s5"]);
@@ -171,7 +171,7 @@ describe("sessions held in memory", () => {
   });
 
   it("holding a session marks it used; reading a page does not", async () => {
-    const store = new MemoryHistoryStore({ maxSessions: 2 });
+    const store = new SessionCache({ maxSessions: 2 });
     store.append("a", hello(1));
     store.append("b", hello(2));
     (await store.hold("a"))();
@@ -181,7 +181,7 @@ describe("sessions held in memory", () => {
   });
 
   it("clearing a session gives its bytes back", () => {
-    const store = new MemoryHistoryStore();
+    const store = new SessionCache();
     store.append("a", hello(1));
     store.append("b", hello(2));
     store.clear("a");

@@ -15,7 +15,7 @@ import { loadConfig } from "../../src/house.js";
 import type { ProviderAdapter } from "../../src/models/adapter.js";
 import type { ChannelType } from "../../src/port/channel-type.js";
 import { type Feature, defineFeature } from "../../src/port/feature.js";
-import { MemoryHistoryStore } from "../../src/session/history.js";
+import { MemoryHistoryStore } from "../../src/session/memory-history.js";
 import type { SessionStoreAdapter } from "../../src/session/store.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { recordingLogger, sectionAt, writeProject } from "../support/project.js";
@@ -155,7 +155,7 @@ describe("adapters register as {type, schema, create}", () => {
     const { runtime } = bootstrap(loaded, { logger: recordingLogger() });
     await runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "keep me" });
     expect(opened).toEqual([{ reel: "r1" }]);
-    expect(history.get("agent:main:http:s").map((m) => m.content)[0]).toBe("keep me");
+    expect((await history.get("agent:main:http:s")).map((m) => m.content)[0]).toBe("keep me");
     await runtime.close();
     expect(problemsOf(() => loadConfig({ env: {}, cwd: project({ session: { store: "tape", tape: { reel: 1 } } }), extensions: { stores: [tape] } }))).toEqual([
       "session.tape.reel: expected string, received integer",

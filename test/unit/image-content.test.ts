@@ -6,7 +6,7 @@ import { NO_VISION_NOTE } from "../../src/models/content.js";
 import type { ChatMessage } from "../../src/models/message.js";
 import { toWire } from "../../src/models/openai.js";
 import { IMAGE_LIMITS, imageProblem } from "../../src/runtime/turn/images.js";
-import { MemoryHistoryStore } from "../../src/session/history.js";
+import { SessionCache } from "../../src/session/session-cache.js";
 
 const PNG = `data:image/png;base64,${Buffer.from("png bytes").toString("base64")}`;
 const PHOTO = "https://example.test/cat.jpg";
@@ -99,11 +99,11 @@ describe("a history holding images", () => {
       },
       { role: "assistant", content: "A square." },
     ];
-    const roomy = new MemoryHistoryStore({ maxBytes: 64 * 1024 });
+    const roomy = new SessionCache({ maxBytes: 64 * 1024 });
     roomy.append("s", exchange);
     expect(roomy.get("s")).toEqual(exchange);
 
-    const tight = new MemoryHistoryStore({ maxBytes: 16 * 1024 });
+    const tight = new SessionCache({ maxBytes: 16 * 1024 });
     tight.append("s", exchange);
     expect(tight.get("s")).toEqual([
       {

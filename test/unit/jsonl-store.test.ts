@@ -3,11 +3,11 @@ import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { ChatMessage } from "../../src/models/message.js";
-import { LOCK_FILE, SessionDirBusyError } from "../../src/session/dir-lock.js";
-import { MAX_NAME, fileNameOf, keyOfFileName } from "../../src/session/file-names.js";
-import { JsonlHistoryStore, type JsonlHistoryOptions } from "../../src/session/jsonl-store.js";
-import { MAX_OPEN } from "../../src/session/session-files.js";
-import { LOST_RESULT } from "../../src/session/transcript.js";
+import { LOCK_FILE, SessionDirBusyError } from "../../src/session/jsonl/dir-lock.js";
+import { MAX_NAME, fileNameOf, keyOfFileName } from "../../src/session/jsonl/file-names.js";
+import { JsonlHistoryStore, type JsonlHistoryOptions } from "../../src/session/jsonl/jsonl-store.js";
+import { MAX_OPEN } from "../../src/session/jsonl/session-files.js";
+import { LOST_RESULT } from "../../src/session/jsonl/transcript.js";
 import { tempDir } from "../support/project.js";
 
 /** The JSONL session store on real files in a temporary folder (README, "Sessions on disk"). */
@@ -61,7 +61,7 @@ describe("the JSONL session store", () => {
     await first.append(KEY, turn(2));
     await first.close();
     const second = open();
-    expect(second.get(KEY)).toEqual([]);
+    expect(await second.get(KEY)).toEqual([]);
     expect(await reread(second)).toEqual([...turn(1, true), ...turn(2)]);
     expect(await second.page(KEY, 2)).toEqual({ messages: turn(2), total: 6 });
   });
@@ -227,7 +227,7 @@ describe("the JSONL session store", () => {
     expect(warnings.join("\n")).toContain("cannot tell which session it holds");
     expect(await reread(store, key)).toEqual(turn(1));
     await store.append(key, turn(2));
-    expect(store.get(key)).toEqual([...turn(1), ...turn(2)]);
+    expect(await store.get(key)).toEqual([...turn(1), ...turn(2)]);
     expect(lines(historyFile(dir, key))).toEqual([...turn(1), ...turn(2)]);
   });
 
@@ -292,7 +292,7 @@ describe("the JSONL session store", () => {
       longest = Math.max(longest, lines(historyFile(dir)).length);
     }
     expect(longest).toBeLessThanOrEqual(20);
-    expect(store.get(KEY)).toEqual(Array.from({ length: 5 }, (_, i) => turn(26 + i)).flat());
+    expect(await store.get(KEY)).toEqual(Array.from({ length: 5 }, (_, i) => turn(26 + i)).flat());
     await store.close();
     expect(await reread(opener(dir, { maxMessages: 10 }).open())).toEqual(Array.from({ length: 5 }, (_, i) => turn(26 + i)).flat());
   });
@@ -304,7 +304,7 @@ describe("the JSONL session store", () => {
       { role: "user", content: "x".repeat(40_000) },
       { role: "assistant", content: "ok" },
     ]);
-    const kept = store.get(KEY);
+    const kept = await store.get(KEY);
     expect(kept[0]!.content).toMatch(/\[cut: this message was 40000 bytes/);
     expect(lines(historyFile(dir))).toEqual(kept);
   });
@@ -319,7 +319,7 @@ describe("the JSONL session store", () => {
     rmSync(historyFile(dir));
     mkdirSync(historyFile(dir));
     await expect(store.append(KEY, turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(historyFile(dir)) });
-    expect(store.get(KEY)).toEqual([]);
+    expect(await store.get(KEY)).toEqual([]);
     rmSync(historyFile(dir), { recursive: true });
     expect(await reread(store)).toEqual([]);
     await store.append(KEY, turn(3));
@@ -381,7 +381,7 @@ describe("the JSONL session store", () => {
     const store = opener(dir).open();
     const child = `${KEY}:subagent:x1`;
     await store.append(child, turn(1));
-    expect(store.get(child)).toEqual(turn(1));
+    expect(await store.get(child)).toEqual(turn(1));
     await store.close();
     expect(readdirSync(dir)).toEqual([]);
   });

@@ -162,7 +162,7 @@ describe("the OpenAI-compatible API", () => {
       },
       { headers },
     );
-    const history = h.runtime.historyOf("agent:main:openai:s1");
+    const history = await h.runtime.historyOf("agent:main:openai:s1");
     expect(history.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["one", "two"]);
     expect(history).toHaveLength(4);
   });
@@ -170,10 +170,10 @@ describe("the OpenAI-compatible API", () => {
   it("continues the session the user field names, and /clear there empties it", async () => {
     const { h, client } = gateway();
     await client.chat.completions.create({ model: "main", user: "alice", messages: [{ role: "user", content: "remember me" }] });
-    expect(h.runtime.historyOf("agent:main:openai:alice")).toHaveLength(2);
+    expect(await h.runtime.historyOf("agent:main:openai:alice")).toHaveLength(2);
     const cleared = await client.chat.completions.create({ model: "main", user: "alice", messages: [{ role: "user", content: "/clear" }] });
     expect(cleared.choices[0]!.message.content).toMatch(/^Cleared: this session's history/);
-    expect(h.runtime.historyOf("agent:main:openai:alice")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:openai:alice")).toEqual([]);
   });
 
   it("an unknown model is a 404 model_not_found in OpenAI's error shape, the SDK's NotFoundError", async () => {

@@ -85,7 +85,7 @@ describe("turn loop", () => {
     const [, , again] = await model.calls(3);
     again!.reject(new ModelError("server", "controlled", "HTTP 500"));
     await expect(failing).rejects.toThrow('model "controlled": HTTP 500');
-    expect(runtime.historyOf("agent:main:http:s")).toEqual([
+    expect(await runtime.historyOf("agent:main:http:s")).toEqual([
       { role: "user", content: "one" },
       { role: "assistant", content: "1" },
     ]);
@@ -173,7 +173,7 @@ describe("sessions", () => {
     await model.calls(1);
     controller.abort(new AbortedError("client went away"));
     await expect(turn).rejects.toThrow("client went away");
-    expect(runtime.historyOf("agent:main:http:s")).toEqual([]);
+    expect(await runtime.historyOf("agent:main:http:s")).toEqual([]);
   });
 
   it("a turn /stop ended resolves, saying so; the same turn ended by its client leaving rejects", async () => {
@@ -189,7 +189,7 @@ describe("sessions", () => {
     client.abort(new AbortedError("client went away"));
     await runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "/stop" });
     await expect(left).rejects.toThrow("client went away");
-    expect(runtime.historyOf("agent:main:http:s")).toEqual([]);
+    expect(await runtime.historyOf("agent:main:http:s")).toEqual([]);
   });
 
   it("a client abort reaches a running tool", async () => {

@@ -37,8 +37,8 @@ describe("sessions held in memory", () => {
     expect(runtime.stats().sessions).toBe(2);
     pending.resolve({ text: "two" });
     await running;
-    expect(runtime.historyOf(key("a")).map((m) => m.content)).toEqual(["first", "one", "second", "two"]);
-    expect(runtime.historyOf(key("b"))).toEqual([]);
+    expect((await runtime.historyOf(key("a"))).map((m) => m.content)).toEqual(["first", "one", "second", "two"]);
+    expect(await runtime.historyOf(key("b"))).toEqual([]);
     // Now idle again, A is the least recently used of the two once E arrives.
     await say("d", "again", "hello");
     await say("e", "hi", "hello");

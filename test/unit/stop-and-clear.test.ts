@@ -97,7 +97,7 @@ describe("/stop", () => {
       stopped: true,
     });
     expect(json.reply).toMatch(/^Stopped by \/stop/);
-    expect(h.runtime.historyOf("agent:main:http:s").map((m) => m.content)).toEqual(["before", expect.stringMatching(/^You said: before/)]);
+    expect((await h.runtime.historyOf("agent:main:http:s")).map((m) => m.content)).toEqual(["before", expect.stringMatching(/^You said: before/)]);
     expect((await h.chat({ message: "after", session: "s" })).json.stopped).toBeUndefined();
   });
 
@@ -112,7 +112,7 @@ describe("/stop", () => {
       expect(answer.status).toBe(200);
       expect(answer.json).toMatchObject({ stopped: true, reply: STOPPED_REPLY });
     }
-    expect(h.runtime.historyOf("agent:main:http:q")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:q")).toEqual([]);
   });
 
   it("a turn aborted by shutdown is still 503 aborted", async () => {
@@ -164,7 +164,7 @@ describe("/clear", () => {
       cleared.json.reply,
       after.json.reply,
     ]);
-    expect(h.runtime.historyOf("agent:main:http:c").map((m) => m.content)).toEqual(["after", after.json.reply]);
+    expect((await h.runtime.historyOf("agent:main:http:c")).map((m) => m.content)).toEqual(["after", after.json.reply]);
     await stream.close();
   });
 
@@ -201,7 +201,7 @@ describe("/clear", () => {
     expect(cleared.json.delivered).toEqual([{ from: "command", text: cleared.json.reply }]);
     await h.runtime.idle();
     expect(turns.filter((t) => t.sessionKey === "agent:main:http:r")).toHaveLength(1);
-    expect(h.runtime.historyOf("agent:main:http:r")).toEqual([]);
+    expect(await h.runtime.historyOf("agent:main:http:r")).toEqual([]);
     expect((await h.chat({ message: "next", session: "r" })).json.delivered).toHaveLength(1);
   });
 

@@ -6,11 +6,11 @@ import { builtinConfigSchema } from "../../src/house.js";
 const configSchema = builtinConfigSchema();
 import { AbortedError } from "../../src/errors.js";
 import { EventBus, type RuntimeEvents } from "../../src/port/events.js";
-import { MemoryHistoryStore } from "../../src/session/history.js";
-import { Outbox } from "../../src/runtime/streams/outbox.js";
+import { MemoryHistoryStore } from "../../src/session/memory-history.js";
+import { Outbox } from "../../src/session/outbox.js";
 import { childSessionKey, depth, isSubagentKey, isWithin, parentKey, parseSessionKey, rootKey, sessionKeyFor } from "../../src/session/key.js";
 import { SessionLifecycle, SessionState } from "../../src/session/state.js";
-import { StopSwitches } from "../../src/runtime/messages/stop-switches.js";
+import { StopSwitches } from "../../src/session/stop-switches.js";
 import { CLEARED, SpawnedChildren } from "../../src/features/subagents/spawned.js";
 import { Subturns } from "../../src/features/subagents/subturns.js";
 import { silentLogger } from "../../src/log.js";
@@ -80,7 +80,7 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
       ids: () => `c${++id}`,
       runTurn: async (_agent, key, text, signal) => {
         state.set("main", key, "child state");
-        history.append(key, [{ role: "user", content: text }]);
+        await history.append(key, [{ role: "user", content: text }]);
         return behaviour(key, signal);
       },
     },
@@ -110,7 +110,11 @@ function placed(slot: (() => void) | string): () => void {
   return slot;
 }
 
-const untilAborted = (signal: AbortSignal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<string>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 
 describe("a child's end", () => {
   it("done: one start, exactly one end, its state and history released", async () => {
@@ -138,7 +142,7 @@ describe("a child's end", () => {
       },
     ]);
     expect(state.size).toBe(0);
-    expect(history.get(result.childKey)).toEqual([]);
+    expect(await history.get(result.childKey)).toEqual([]);
     expect(subturns.runningCount).toBe(0);
   });
 
@@ -186,7 +190,7 @@ describe("a child's end", () => {
   it("keep_history keeps the history but still releases per-session state", async () => {
     const { subturns, history, state, request } = setup({}, { subagent: { keep_history: true } });
     const result = await subturns.start(request()).done;
-    expect(history.get(result.childKey)).toHaveLength(1);
+    expect(await history.get(result.childKey)).toHaveLength(1);
     expect(state.size).toBe(0);
   });
 });
@@ -306,12 +310,12 @@ describe("limits", () => {
 });
 
 describe("stop switches", () => {
-  it("stop aborts every holder of the session's switch; later holders get a fresh one", () => {
+  it("stop aborts every holder of the session's switch; later holders get a fresh one", async () => {
     const switches = new StopSwitches();
     const a = switches.hold("s");
     const b = switches.hold("s");
     const other = switches.hold("t");
-    expect(switches.stop("s")).toBe(true);
+    expect(await switches.stop("s")).toBe(true);
     expect(a.signal.aborted && b.signal.aborted).toBe(true);
     expect(other.signal.aborted).toBe(false);
     const fresh = switches.hold("s");
@@ -321,7 +325,7 @@ describe("stop switches", () => {
     fresh.release();
     other.release();
     expect(switches.size).toBe(0);
-    expect(switches.stop("s")).toBe(false);
+    expect(await switches.stop("s")).toBe(false);
   });
 });
 

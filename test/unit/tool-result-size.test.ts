@@ -99,7 +99,7 @@ describe("the size of a tool result", () => {
       { from: "big", text: kept },
       { from: "agent", text: "done" },
     ]);
-    expect(runtime.historyOf("agent:main:http:s")[2]).toEqual({ role: "tool", tool_call_id: "c1", content: kept });
+    expect((await runtime.historyOf("agent:main:http:s"))[2]).toEqual({ role: "tool", tool_call_id: "c1", content: kept });
   });
 
   it("tools.max_result_bytes is checked: at least 1 KiB, and not a tool", () => {

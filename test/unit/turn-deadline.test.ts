@@ -66,7 +66,7 @@ describe("a turn's deadline", () => {
       "the turn took longer than 1000 ms (agents.defaults.turn_timeout_ms) and was stopped; nothing of it was kept. Ask for less at once, or raise turn_timeout_ms",
     );
     expect(call!.request.signal.aborted).toBe(true);
-    expect(runtime.historyOf(KEY)).toEqual([
+    expect(await runtime.historyOf(KEY)).toEqual([
       { role: "user", content: "one" },
       { role: "assistant", content: "1" },
     ]);
@@ -83,7 +83,7 @@ describe("a turn's deadline", () => {
     timers.fireAll();
     await expect(turn).rejects.toMatchObject({ code: "turn_timeout" });
     expect(ends).toEqual([expect.objectContaining({ outcome: "error", error: expect.stringContaining("(agents.defaults.turn_timeout_ms)") })]);
-    expect(runtime.historyOf(KEY)).toEqual([]);
+    expect(await runtime.historyOf(KEY)).toEqual([]);
   });
 
   it("the session goes on: the next turn runs with a deadline of its own", async () => {

@@ -189,8 +189,8 @@ export class Subturns {
   private async release(childKey: string): Promise<void> {
     const { history, logger } = this.host;
     try {
-      if (this.settings.keepHistory) trimHistory(history, childKey);
-      else history.clear(childKey);
+      if (this.settings.keepHistory) await trimHistory(history, childKey);
+      else await history.clear(childKey);
       await this.host.releaseSession(childKey);
     } catch (caught) {
       logger.error(`releasing ${childKey} failed: ${messageOf(caught)}`);
@@ -203,11 +203,10 @@ function childMessage(request: ChildRequest): string {
   return `[A task from agent "${request.parentAgent.id}". Your final answer goes back to it, not to the user.]\n\n${request.task}`;
 }
 
-function trimHistory(history: HistoryStore, key: string): void {
-  const messages = history.get(key);
+async function trimHistory(history: HistoryStore, key: string): Promise<void> {
+  const messages = await history.get(key);
   if (messages.length <= MAX_CHILD_HISTORY) return;
   let kept: ChatMessage[] = messages.slice(-MAX_CHILD_HISTORY);
   while (kept[0]?.role === "tool") kept = kept.slice(1);
-  history.clear(key);
-  history.append(key, kept);
+  await history.replace(key, kept);
 }

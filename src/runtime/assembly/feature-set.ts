@@ -30,9 +30,15 @@ export class FeatureSet {
   private started = false;
 
   /** Sets each feature up with its share of `host` and its sections of `config`, in order; loose `tools` of the embedding program come last. */
-  install(features: readonly Feature[], host: FeatureHost, config: unknown, tools: readonly AnyTool[]): void {
+  install(
+    features: readonly Feature[],
+    host: Omit<FeatureHost, "state">,
+    config: unknown,
+    tools: readonly AnyTool[],
+    own: (feature: Feature) => Pick<FeatureHost, "state">,
+  ): void {
     for (const feature of features) {
-      const parts = feature.setup(share(host, feature.needs ?? []), sectionsOf(config, feature.config));
+      const parts = feature.setup(share({ ...host, ...own(feature) }, feature.needs ?? []), sectionsOf(config, feature.config));
       if (parts.api !== undefined) this.apis.set(feature, parts.api);
       this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
       this.commands.push(...(parts.commands ?? []));

@@ -78,14 +78,14 @@ export function newCommand(clear: (agentId: string, sessionKey: string) => Promi
 }
 
 /** `/stop`: aborts the running turn and every subagent of the session at once, without waiting for the session lock. */
-export function stopCommand(stop: (sessionKey: string) => { stopped: boolean; subagents: number }): Command {
+export function stopCommand(stop: (sessionKey: string) => Promise<{ stopped: boolean; subagents: number }>): Command {
   return {
     name: "stop",
     usage: "/stop",
     description: "stop what the agent is doing in this session, subagents included",
     locked: false,
-    run: (ctx) => {
-      const { stopped, subagents } = stop(ctx.sessionKey);
+    run: async (ctx) => {
+      const { stopped, subagents } = await stop(ctx.sessionKey);
       if (!stopped) return "Nothing was running.";
       return subagents > 0 ? `Stopped, along with ${subagents} subagent${subagents === 1 ? "" : "s"}.` : "Stopped.";
     },

@@ -3,15 +3,15 @@ import { AbortedError, RequestError } from "../../errors.js";
 import type { EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import { CHAT_ID, parseSessionKey, rootKey, sessionKeyFor } from "../../session/key.js";
-import type { KeyQueue } from "../../session/key-queue.js";
+import type { TurnOrder } from "../../session/turn-order.js";
 import { joinSignals } from "../../signals.js";
 import type { BackgroundTurns } from "./background-turns.js";
 import type { CommandRegistry } from "./commands.js";
 import type { ImageInput } from "../turn/images.js";
 import type { MessageWatch, MessageWatches } from "../streams/message-stream.js";
 import { type MessageInput, type MessageOutcome, STOPPED_REPLY } from "./message.js";
-import type { Outbox } from "../streams/outbox.js";
-import type { StopSwitches } from "./stop-switches.js";
+import type { SessionOutbox } from "../../session/outbox.js";
+import type { HeldStop, StopBoard } from "../../session/stop-switches.js";
 import type { TurnRunner } from "../turn/turn-runner.js";
 import type { Work } from "../turn/work.js";
 
@@ -20,9 +20,9 @@ export interface PipelineParts {
   commands: CommandRegistry;
   turns: TurnRunner;
   events: EventBus;
-  outbox: Outbox;
-  locks: KeyQueue;
-  stops: StopSwitches;
+  outbox: SessionOutbox;
+  locks: TurnOrder;
+  stops: StopBoard;
   background: BackgroundTurns;
   work: Work;
   /** Streamed answers' watchers. */
@@ -104,7 +104,7 @@ export class MessagePipeline {
           answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
         }
         // Taken while the message still holds the session: after /clear (which dropped them) there are none.
-        return { ...answer, earlier: outbox.drain(sessionKey) };
+        return { ...answer, earlier: await outbox.drain(sessionKey) };
       } finally {
         watch?.close();
       }
@@ -118,7 +118,7 @@ export class MessagePipeline {
       // Shutdown and a client that left abort with their own reasons and stay errors.
       if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
       delivered.push({ from: "command", text: STOPPED_REPLY });
-      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: outbox.drain(sessionKey), stopped: true };
+      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: await outbox.drain(sessionKey), stopped: true };
     } finally {
       stop?.release();
       joined.dispose();
@@ -126,7 +126,7 @@ export class MessagePipeline {
   }
 
   /** The session's stop switch joined with shutdown; held until released. */
-  holdStop(sessionKey: string): { signal: AbortSignal; release: () => void } {
+  holdStop(sessionKey: string): HeldStop {
     const held = this.parts.stops.hold(rootKey(sessionKey));
     const joined = joinSignals([held.signal, this.parts.shutdown]);
     return {

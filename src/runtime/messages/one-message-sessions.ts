@@ -1,9 +1,9 @@
 import type { EventBus } from "../../port/events.js";
 import type { ChatMessage } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
-import { agentOfKey, isWithin } from "../../session/key.js";
+import { agentOfKey } from "../../session/key.js";
 import type { SessionLifecycle } from "../../session/state.js";
-import type { Outbox } from "../streams/outbox.js";
+import type { SessionOutbox } from "../../session/outbox.js";
 
 /**
  * Sessions that live for one message: a conversation the client keeps and
@@ -14,12 +14,12 @@ import type { Outbox } from "../streams/outbox.js";
  * subagent histories below it) and anything kept for it.
  */
 export class OneMessageSessions {
-  constructor(private readonly deps: { history: HistoryStore; lifecycle: SessionLifecycle; outbox: Outbox; events: EventBus }) {}
+  constructor(private readonly deps: { history: HistoryStore; lifecycle: SessionLifecycle; outbox: SessionOutbox; events: EventBus }) {}
 
   async run<T>(sessionKey: string, history: readonly ChatMessage[], work: () => Promise<T>): Promise<T> {
     const release = await this.deps.history.hold(sessionKey);
     try {
-      this.deps.history.append(sessionKey, history);
+      await this.deps.history.append(sessionKey, history);
       return await work();
     } finally {
       release();
@@ -32,8 +32,9 @@ export class OneMessageSessions {
     try {
       await lifecycle.clear(sessionKey, "release");
     } finally {
-      for (const key of history.keys()) if (isWithin(key, sessionKey)) history.clear(key);
-      outbox.clearSession(sessionKey);
+      await history.clear(sessionKey);
+      await history.clearBelow(sessionKey);
+      await outbox.clearSession(sessionKey);
     }
     events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "release" });
   }

@@ -1,6 +1,6 @@
 import type { EventBus } from "../../port/events.js";
 import { isSubagentKey } from "../../session/key.js";
-import type { Notice } from "./subscription.js";
+import type { Notice } from "../../session/subscription.js";
 
 /**
  * A user's session tells its open event streams when each of its turns

@@ -75,7 +75,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const { agent, sessionKey, signal, provider, tools, events } = input;
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
   const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
-  const history = input.history.get(sessionKey);
+  const history = await input.history.get(sessionKey);
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();

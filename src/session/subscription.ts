@@ -1,4 +1,4 @@
-import type { SessionItem } from "../../port/feature.js";
+import type { SessionItem } from "./delivery.js";
 
 /**
  * One open event stream's share of a session's outbox: a bounded queue

@@ -1,5 +1,5 @@
-import type { ChatMessage } from "../models/message.js";
-import { agentOfKey } from "./key.js";
+import type { ChatMessage } from "../../models/message.js";
+import { agentOfKey } from "../key.js";
 import type { SessionFiles } from "./session-files.js";
 import { parseTranscript, repairToolPairs, toLines } from "./transcript.js";
 

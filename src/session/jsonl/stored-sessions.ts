@@ -1,5 +1,5 @@
 import { fileNameOf, keyOfFileName } from "./file-names.js";
-import { isTransientKey } from "./key.js";
+import { isTransientKey } from "../key.js";
 import type { SessionFiles } from "./session-files.js";
 
 /** Files changed this close together are ordered by their meta files' times. */

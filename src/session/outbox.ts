@@ -1,5 +1,5 @@
-import type { Delivery } from "../../port/feature.js";
-import { jsonBytes, utf8Bytes } from "../../session/size.js";
+import type { Delivery } from "./delivery.js";
+import { jsonBytes, utf8Bytes } from "./size.js";
 import { type CloseReason, type Envelope, type OutboxItem, type QueueLimits, Subscription } from "./subscription.js";
 
 export type { Notice, OutboxItem, QueueLimits } from "./subscription.js";
@@ -27,6 +27,24 @@ export const MAX_KEPT_BYTES_PER_SESSION = 4 * MiB;
 export const MAX_KEPT_TOTAL = 10_000;
 export const MAX_KEPT_BYTES_TOTAL = 32 * MiB;
 
+/**
+ * What reaches a session's user outside a request/response pair, as a
+ * port: the in-process Outbox below, or one a store several gateways share
+ * (a delivery published on one reaches the streams open on another).
+ */
+export interface SessionOutbox {
+  /** A new stream of the session's items, through a bounded queue; it gets whatever was kept first. */
+  subscribe(sessionKey: string): Subscription;
+  /** Calls `subscriber` with what reaches the session (a feature's subscription: a chat channel); returns the function that stops it. */
+  feed(sessionKey: string, subscriber: (item: OutboxItem) => void): () => void;
+  /** Sends an item to the session's open streams; a delivery with `keep` that no stream takes is kept for later. */
+  publish(sessionKey: string, item: OutboxItem, keep?: boolean): void;
+  /** The session's kept deliveries, oldest first; they are no longer kept. */
+  drain(sessionKey: string): Promise<Delivery[]>;
+  /** Forgets what was kept for a session (/clear). */
+  clearSession(sessionKey: string): Promise<void>;
+}
+
 export interface OutboxEvents {
   /** Kept deliveries were dropped, oldest first, to stay within bounds. */
   dropped?(sessionKey: string, count: number): void;
@@ -44,7 +62,7 @@ function bytesOf(item: OutboxItem): number {
   return item.type === "delivery" ? utf8Bytes(item.from) + utf8Bytes(item.text) : utf8Bytes(item.event) + jsonBytes(item.data);
 }
 
-export class Outbox {
+export class Outbox implements SessionOutbox {
   private readonly subscribers = new Map<string, Set<Subscription>>();
   /** Undelivered deliveries, per session, in order; the map's order is the age of each session's oldest. */
   private readonly kept = new Map<string, Kept>();
@@ -103,13 +121,11 @@ export class Outbox {
     if (envelope.holders === 0) this.keep(sessionKey, [envelope]);
   }
 
-  /** The session's kept deliveries, oldest first; they are no longer kept. */
-  drain(sessionKey: string): Delivery[] {
+  async drain(sessionKey: string): Promise<Delivery[]> {
     return this.takeKept(sessionKey).map((entry) => entry.delivery);
   }
 
-  /** Forgets what was kept for a session (/clear). */
-  clearSession(sessionKey: string): void {
+  async clearSession(sessionKey: string): Promise<void> {
     this.takeKept(sessionKey);
   }
 

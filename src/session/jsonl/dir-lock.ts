@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { PicoclawError, messageOf } from "../errors.js";
+import { PicoclawError, messageOf } from "../../errors.js";
 
 /**
  * One process owns a session folder: it holds `picoclaw.lock` there, a

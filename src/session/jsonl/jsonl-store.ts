@@ -1,20 +1,13 @@
-import { ConfigError, messageOf } from "../errors.js";
-import { type Timer, realTimer } from "../signals.js";
-import type { ChatMessage } from "../models/message.js";
+import { ConfigError, messageOf } from "../../errors.js";
+import { type Timer, realTimer } from "../../signals.js";
+import type { ChatMessage } from "../../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
-import {
-  type AppendOutcome,
-  DEFAULT_HISTORY_LIMITS,
-  type HistoryPage,
-  type HistoryStore,
-  MemoryHistoryStore,
-  type MemoryHistoryOptions,
-  type SessionInfo,
-} from "./history.js";
+import type { HistoryPage, HistoryStore, SessionInfo } from "../history.js";
+import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, type MemoryHistoryOptions, SessionCache } from "../session-cache.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
-import { isTransientKey } from "./key.js";
-import { KeyQueue } from "./key-queue.js";
+import { isTransientKey } from "../key.js";
+import { KeyQueue } from "../key-queue.js";
 import { SessionFiles } from "./session-files.js";
 import { findSessions } from "./stored-sessions.js";
 
@@ -64,7 +57,7 @@ function storedEntry(key: string, updatedAt: number): Stored {
  * Changes to one session happen one at a time, in order.
  */
 export class JsonlHistoryStore implements HistoryStore {
-  private readonly cache: MemoryHistoryStore;
+  private readonly cache: SessionCache;
   /** Sessions on disk, least recently changed first. */
   private readonly stored = new Map<string, Stored>();
   private readonly queue = new KeyQueue();
@@ -87,7 +80,7 @@ export class JsonlHistoryStore implements HistoryStore {
     private readonly lock: DirLock,
     private readonly files: SessionFiles,
   ) {
-    this.cache = new MemoryHistoryStore(opts);
+    this.cache = new SessionCache(opts);
     this.maxMessages = opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages;
     this.maxBytes = opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes;
     this.maxStored = opts.maxStored ?? DEFAULT_MAX_STORED;
@@ -134,7 +127,7 @@ export class JsonlHistoryStore implements HistoryStore {
     };
   }
 
-  get(sessionKey: string): ChatMessage[] {
+  async get(sessionKey: string): Promise<ChatMessage[]> {
     return this.cache.get(sessionKey);
   }
 
@@ -148,13 +141,13 @@ export class JsonlHistoryStore implements HistoryStore {
     });
   }
 
-  append(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
+  async append(sessionKey: string, messages: readonly ChatMessage[]): Promise<void> {
     if (isTransientKey(sessionKey)) return this.cache.append(sessionKey, messages);
     if (messages.length === 0) return;
     return this.serial(sessionKey, () => this.commit(sessionKey, (key) => this.cache.add(key, messages), messages));
   }
 
-  replace(sessionKey: string, messages: readonly ChatMessage[]): void | Promise<void> {
+  async replace(sessionKey: string, messages: readonly ChatMessage[]): Promise<void> {
     if (isTransientKey(sessionKey)) return this.cache.replace(sessionKey, messages);
     return this.serial(sessionKey, () =>
       this.commit(sessionKey, (key) => {
@@ -164,7 +157,7 @@ export class JsonlHistoryStore implements HistoryStore {
     );
   }
 
-  clear(sessionKey: string): void | Promise<void> {
+  async clear(sessionKey: string): Promise<void> {
     if (isTransientKey(sessionKey)) return this.cache.clear(sessionKey);
     return this.serial(sessionKey, async () => {
       this.ensureOpen();
@@ -172,6 +165,11 @@ export class JsonlHistoryStore implements HistoryStore {
       this.cache.clear(sessionKey);
       this.stored.delete(sessionKey);
     });
+  }
+
+  /** Sessions below another are never written (subagents', one message's): they are in memory only. */
+  async clearBelow(sessionKey: string): Promise<void> {
+    this.cache.clearBelow(sessionKey);
   }
 
   async list(limit: number): Promise<SessionInfo[]> {
@@ -349,7 +347,7 @@ export class JsonlHistoryStore implements HistoryStore {
 
   /** What the session keeps of `messages` (its limits applied), without touching memory's cache. */
   private bounded(messages: readonly ChatMessage[]): ChatMessage[] {
-    const scratch = new MemoryHistoryStore({ ...this.opts, maxSessions: 1, maxTotalBytes: Number.POSITIVE_INFINITY });
+    const scratch = new SessionCache({ ...this.opts, maxSessions: 1, maxTotalBytes: Number.POSITIVE_INFINITY });
     scratch.restore("", messages, 0);
     return scratch.get("");
   }

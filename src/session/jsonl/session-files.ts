@@ -1,7 +1,7 @@
 import { constants, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
 import { type FileHandle, open, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PicoclawError, messageOf } from "../errors.js";
+import { PicoclawError, messageOf } from "../../errors.js";
 
 /**
  * The files of a session folder, and the only code that touches them:

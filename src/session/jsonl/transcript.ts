@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../models/message.js";
+import type { ChatMessage } from "../../models/message.js";
 
 /**
  * A session's file as text: one OpenAI-style message per line (JSONL), read

@@ -1,0 +1,170 @@
+import { RequestError } from "../errors.js";
+import { jsonBytes } from "./size.js";
+
+/**
+ * Durable feature state: a small keyed store of JSON values, a namespace
+ * per feature (cron jobs, approvals), as a port. The memory store keeps it
+ * in this process; the JSONL store in files of the session folder
+ * (jsonl/jsonl-state.ts); a store several gateways share keeps it where
+ * they all read it. Each entry has a version: `put` and `delete` with
+ * `expect` change it only when it still has that version (0: when there is
+ * none), so of two gateways taking the same due cron run, one wins.
+ */
+
+/** One entry: its key, its JSON value, and its version (1 when first written, one more at each change). */
+export interface StateEntry {
+  readonly key: string;
+  readonly value: unknown;
+  readonly version: number;
+}
+
+export interface FeatureStateStore {
+  get(namespace: string, key: string): Promise<StateEntry | undefined>;
+  /** Every entry of the namespace, by key. */
+  list(namespace: string): Promise<StateEntry[]>;
+  /**
+   * Writes a JSON value; with `expect`, only when the entry's version is
+   * that (0: only when there is none). Resolves with the new version once
+   * it is kept for good, or undefined when `expect` did not match.
+   */
+  put(namespace: string, key: string, value: unknown, expect?: number): Promise<number | undefined>;
+  /** Removes the entry (with `expect`, only at that version); false when there was none to remove. */
+  delete(namespace: string, key: string, expect?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** What one feature sees of the store: its own namespace. */
+export interface FeatureState {
+  get(key: string): Promise<StateEntry | undefined>;
+  list(): Promise<StateEntry[]>;
+  put(key: string, value: unknown, expect?: number): Promise<number | undefined>;
+  delete(key: string, expect?: number): Promise<boolean>;
+}
+
+export function stateView(store: FeatureStateStore, namespace: string): FeatureState {
+  return {
+    get: (key) => store.get(namespace, key),
+    list: () => store.list(namespace),
+    put: (key, value, expect) => store.put(namespace, key, value, expect),
+    delete: (key, expect) => store.delete(namespace, key, expect),
+  };
+}
+
+/** How much one namespace holds at most (session.state_max_keys, session.state_max_bytes). */
+export interface StateLimits {
+  maxKeys: number;
+  /** UTF-8 bytes of the entries' JSON (keys and values), together. */
+  maxBytes: number;
+}
+
+export const DEFAULT_STATE_LIMITS: StateLimits = { maxKeys: 10_000, maxBytes: 4 * 1024 * 1024 };
+
+/** A namespace's entries, with their size, as every implementation holds them in memory. */
+export class StateNamespace {
+  private readonly entries = new Map<string, StateEntry>();
+  private total = 0;
+
+  /** `entries` are taken as they are (read back, past today's limits too: the limits bound what is added). */
+  constructor(
+    readonly name: string,
+    private readonly limits: StateLimits,
+    entries: readonly StateEntry[] = [],
+  ) {
+    for (const entry of entries) this.set(entry);
+  }
+
+  get(key: string): StateEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  list(): StateEntry[] {
+    return [...this.entries.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * The entry `put` would write, or undefined when `expect` does not match.
+   * Throws a RequestError `state_full` (changing nothing) past the limits,
+   * and `invalid_request` for a value JSON cannot carry.
+   */
+  next(key: string, value: unknown, expect: number | undefined): StateEntry | undefined {
+    const found = this.entries.get(key);
+    if (expect !== undefined && (found?.version ?? 0) !== expect) return undefined;
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new RequestError("invalid_request", `state ${this.name}/${key}: the value is not JSON`);
+    const entry: StateEntry = { key, value: JSON.parse(text), version: (found?.version ?? 0) + 1 };
+    const size = this.total - (found ? sizeOf(found) : 0) + sizeOf(entry);
+    if (!found && this.entries.size >= this.limits.maxKeys) {
+      throw new RequestError(
+        "state_full",
+        `state ${this.name}: it holds ${this.entries.size} entries, the most it may (session.state_max_keys); remove one first`,
+      );
+    }
+    if (size > this.limits.maxBytes) {
+      throw new RequestError(
+        "state_full",
+        `state ${this.name}: ${key} would make it ${size} bytes, more than session.state_max_bytes (${this.limits.maxBytes})`,
+      );
+    }
+    return entry;
+  }
+
+  set(entry: StateEntry): void {
+    const found = this.entries.get(entry.key);
+    if (found) this.total -= sizeOf(found);
+    this.entries.set(entry.key, entry);
+    this.total += sizeOf(entry);
+  }
+
+  /** Whether `delete` with `expect` may remove the key (there is an entry, at that version). */
+  removable(key: string, expect: number | undefined): boolean {
+    const found = this.entries.get(key);
+    return found !== undefined && (expect === undefined || found.version === expect);
+  }
+
+  remove(key: string): void {
+    const found = this.entries.get(key);
+    if (!found) return;
+    this.entries.delete(key);
+    this.total -= sizeOf(found);
+  }
+}
+
+const sizeOf = (entry: StateEntry) => jsonBytes(entry.key) + jsonBytes(entry.value);
+
+/** Feature state in this process only: gone with it (the memory store's). */
+export class MemoryFeatureState implements FeatureStateStore {
+  private readonly namespaces = new Map<string, StateNamespace>();
+
+  constructor(private readonly limits: StateLimits = DEFAULT_STATE_LIMITS) {}
+
+  private namespace(name: string): StateNamespace {
+    let found = this.namespaces.get(name);
+    if (!found) this.namespaces.set(name, (found = new StateNamespace(name, this.limits)));
+    return found;
+  }
+
+  async get(namespace: string, key: string): Promise<StateEntry | undefined> {
+    return this.namespace(namespace).get(key);
+  }
+
+  async list(namespace: string): Promise<StateEntry[]> {
+    return this.namespace(namespace).list();
+  }
+
+  async put(namespace: string, key: string, value: unknown, expect?: number): Promise<number | undefined> {
+    const space = this.namespace(namespace);
+    const entry = space.next(key, value, expect);
+    if (!entry) return undefined;
+    space.set(entry);
+    return entry.version;
+  }
+
+  async delete(namespace: string, key: string, expect?: number): Promise<boolean> {
+    const space = this.namespace(namespace);
+    if (!space.removable(key, expect)) return false;
+    space.remove(key);
+    return true;
+  }
+
+  async close(): Promise<void> {}
+}
