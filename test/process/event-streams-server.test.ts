@@ -5,7 +5,7 @@ import type { Feature, FeatureHost } from "../../src/port/feature.js";
 import { startGateway } from "../../src/gateway/server.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { harness } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /** Event streams through the real node server: shutdown, and a client that stops reading its socket. */
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { jsonOf, openaiConfig, tempDir, writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 

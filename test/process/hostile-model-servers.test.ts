@@ -8,7 +8,8 @@ import { anthropicSse, messageStart } from "../support/fake-anthropic.js";
 import { completionChunk, sseChunks } from "../support/fake-openai.js";
 import { hostileServer, pour, sseHead } from "../support/hostile-server.js";
 import { ask, instantRetries, modelEntry, modelFailure } from "../support/models.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * Model servers that never stop sending, send only keep-alives, or send an

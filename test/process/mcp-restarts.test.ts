@@ -8,7 +8,7 @@ import type { McpHub, McpToolsChange } from "../../src/features/mcp/index.js";
 import { ToolSet } from "../../src/tools/tool-set.js";
 import { FIXTURE_SERVER, type TestHub, alive, fixtureServer, testHub, toolCall, toolContext } from "../support/mcp.js";
 import { tempDir } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 function started(servers: Parameters<typeof testHub>[0]): TestHub {
   const t = testHub(servers);

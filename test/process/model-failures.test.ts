@@ -10,7 +10,8 @@ import type { TransportOptions } from "../../src/models/transport.js";
 import { anthropicError, anthropicSse, anthropicTextStream, messageStart, textBlock } from "../support/fake-anthropic.js";
 import { completionChunk, type Reply, sseChunks } from "../support/fake-openai.js";
 import { SECRET_KEY, ask, fakeServer, instantRetries, modelEntry, modelFailure } from "../support/models.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /** The same failure handling, checked against both wire formats. */
 interface Format {

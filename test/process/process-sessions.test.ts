@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /** The real gateway process and its session folder: a crash (kill -9) mid-turn, a restart, a second gateway (README, "Sessions on disk"). */
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "123456:PROCESS-secret_token-xyz";

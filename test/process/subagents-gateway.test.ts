@@ -6,7 +6,8 @@ import type { Timer } from "../../src/signals.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
 import { call, openGate, useScriptedModel } from "../support/scripted-openai.js";
 import { sseReader } from "../support/sse.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const model = useScriptedModel();
 

@@ -9,7 +9,8 @@ import { BUSY_TEXT, MAX_RUNNING_PER_CHAT, SHUTDOWN_TEXT } from "../../src/channe
 import type { Timer } from "../../src/signals.js";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { type HarnessOptions, harness } from "../support/project.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 import { testTools } from "../support/tools.js";
 
 const TOKEN = "123456:TEST-secret_token-abcdefghij";

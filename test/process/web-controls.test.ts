@@ -9,7 +9,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PageRig, browserTests, startPageRig, viewOf } from "../support/browser.js";
 import { call, openGate } from "../support/scripted-openai.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const { run, chromium } = browserTests();
 
