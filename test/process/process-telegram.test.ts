@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { writeProject } from "../support/project.js";
-import { eventually } from "../support/wait.js";
+import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "123456:PROCESS-secret_token-xyz";
@@ -40,7 +40,7 @@ describe("the real gateway process with a Telegram channel", () => {
     } finally {
       child.kill("SIGTERM");
     }
-    expect(await exited, output).toBe(0);
+    expect(await within("the gateway to exit on SIGTERM", exited), output).toBe(0);
     expect(output).toContain("SIGTERM: stopping");
     expect(output).not.toContain(TOKEN);
     const polls = api.callsOf("getUpdates");

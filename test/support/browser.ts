@@ -6,6 +6,7 @@ import { type Browser, type Page, chromium } from "playwright-core";
 import { FakeModelServer } from "./fake-openai.js";
 import { type ProjectFiles, openaiConfig, writeProject } from "./project.js";
 import { scriptedModel } from "./scripted-openai.js";
+import { within } from "./wait.js";
 
 /**
  * Real-browser tests of the chat page: Debian's Chromium driven by
@@ -86,7 +87,7 @@ export async function startGatewayProcess(project: string, env: Record<string, s
   });
   const output = { text: "" };
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
       output.text += chunk.toString();
       const match = /listening on (http:\/\/[^\s]+)/.exec(output.text);
@@ -95,12 +96,16 @@ export async function startGatewayProcess(project: string, env: Record<string, s
     child.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
     void exited.then((code) => reject(new Error(`the gateway exited with ${code} before listening:\n${output.text}`)));
   });
+  const url = await within('the gateway\'s "listening on" line', listening, { instead: () => `its output so far:\n${output.text}` }).catch((error) => {
+    child.kill("SIGKILL");
+    throw error;
+  });
   return {
     url,
     output,
     stop: async () => {
       child.kill("SIGTERM");
-      return exited;
+      return within("the gateway to exit on SIGTERM", exited, { instead: () => `its output:\n${output.text}` });
     },
   };
 }
