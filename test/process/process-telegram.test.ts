@@ -45,8 +45,9 @@ describe("the real gateway process with a Telegram channel", () => {
     expect(output).not.toContain(TOKEN);
     const polls = api.callsOf("getUpdates");
     expect(polls.at(-1)!.payload).toMatchObject({ limit: 1, timeout: 0 });
+    // The process is gone; once its connections have closed at the fake API, every request it sent has been read.
     const count = api.calls.length;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await api.disconnected();
     expect(api.calls.length).toBe(count);
   });
 });
