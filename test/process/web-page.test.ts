@@ -223,6 +223,8 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     await send(page, [call("todo", { action: "write", todos: [{ id: "1", content: "Something to forget" }] }), "SAY noted"].join("\n"));
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("noted"));
     expect((await viewOf(page)).planEmpty).toBe(false);
+    // Clear is only taken once the message's answer is complete (the composer is free), which comes a little after its text.
+    await eventually(async () => expect(await page.locator("#send").isEnabled()).toBe(true));
     await page.locator("#clear").click();
     await eventually(async () => expect((await viewOf(page)).status).toMatch(/^Cleared/));
     let view = await viewOf(page);
