@@ -5,7 +5,7 @@ import type { Feature, FeatureHost } from "../../src/port/feature.js";
 import { startGateway } from "../../src/gateway/server.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { harness } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 /** Event streams through the real node server: shutdown, and a client that stops reading its socket. */
 
@@ -70,20 +70,20 @@ describe("event streams on the node server", () => {
       seen = text;
       if (text.startsWith(": connected")) connected();
     });
-    await isConnected;
+    await within('the event stream\'s ": connected" line', isConnected);
     deliver("before");
     const turn = fetch(`${running.url}/v1/chat`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ message: "CALL gate {}", session: "s" }),
     });
-    await gateEntered;
+    await within("the turn to enter the gate tool", gateEntered);
     const closing = running.close();
     // The gateway is stopping, and waits for the running turn: the stream is still open.
     await eventually(() => expect(seen).toContain('"text":"before"'));
     openGate();
     expect((await turn).status).toBe(200);
-    const { text, clean } = await reading;
+    const { text, clean } = await within("the event stream to end after the shutdown", reading, { instead: () => `it got: ${seen}` });
     await closing;
     expect(clean).toBe(true);
     const events = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
@@ -100,14 +100,17 @@ describe("event streams on the node server", () => {
     onTestFinished(() => {
       socket.destroy();
     });
-    await new Promise<void>((resolve) => socket.once("connect", resolve));
+    await within("the connection to the gateway", new Promise<void>((resolve) => socket.once("connect", resolve)));
     socket.write(`GET /v1/sessions/${KEY}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     let received = 0;
-    await new Promise<void>((resolve) =>
-      socket.once("data", (chunk: Buffer) => {
-        received += chunk.length;
-        resolve();
-      }),
+    await within(
+      "the event stream's first bytes",
+      new Promise<void>((resolve) =>
+        socket.once("data", (chunk: Buffer) => {
+          received += chunk.length;
+          resolve();
+        }),
+      ),
     );
     // From now on the client reads nothing: the socket's buffers fill, then the stream's queue.
     socket.pause();
@@ -121,7 +124,7 @@ describe("event streams on the node server", () => {
       deliver(`${sent++} ${text}`);
       // Let the server write what the socket takes.
       await new Promise((resolve) => setImmediate(resolve));
-      expect(sent).toBeLessThan(10_000);
+      expect(sent, "deliveries sent without the server cutting the stream of a client that reads nothing").toBeLessThan(10_000);
     }
     const kept = await h.runtime.takeDeliveries(KEY);
     expect(kept.length).toBeGreaterThan(0);

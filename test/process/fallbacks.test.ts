@@ -6,7 +6,8 @@ import { anthropicError, anthropicTextStream } from "../support/fake-anthropic.j
 import { completionChunk, sseChunks } from "../support/fake-openai.js";
 import { ask, fakeServer, instantRetries, modelFailure } from "../support/models.js";
 import { writeProject } from "../support/project.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const okStream = (text: string) => ({ chunks: sseChunks([completionChunk({ content: text }), completionChunk({}, { finish: "stop" })]) });
 const unavailable = { status: 503, json: { error: { message: "overloaded" } } };

@@ -4,7 +4,8 @@ import { anthropicSse, anthropicTextStream, messageEnd, messageStart, toolUseBlo
 import { completionChunk, sseChunks } from "../support/fake-openai.js";
 import { SECRET_KEY, fakeServer, instantRetries } from "../support/models.js";
 import { harness, openaiConfig } from "../support/project.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 import { echoTool } from "../support/tools.js";
 
 /** The whole gateway in-process (config → runtime → hono app) talking to fake model servers. */

@@ -3,12 +3,13 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { jsonOf, openaiConfig, tempDir, writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { WAIT_MS, eventually, waitFor, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
-function waitForListening(child: ChildProcess, output: { text: string }): Promise<string> {
-  return new Promise((resolve, reject) => {
+/** The URL of the gateway's "listening on" line; `ms` for a wait longer than a wait's default (npm start may build first). */
+function waitForListening(child: ChildProcess, output: { text: string }, ms = WAIT_MS): Promise<string> {
+  const listening = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output.text += chunk.toString();
       const match = /listening on (http:\/\/[^\s]+)/.exec(output.text);
@@ -18,6 +19,7 @@ function waitForListening(child: ChildProcess, output: { text: string }): Promis
     child.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
     child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output.text}`)));
   });
+  return within('the gateway\'s "listening on" line', listening, { ms, instead: () => `its output so far:\n${output.text}` });
 }
 
 const exitOf = (child: ChildProcess) =>
@@ -40,7 +42,7 @@ describe("the real gateway process", () => {
     const output = { text: "" };
     const exited = exitOf(child);
     try {
-      const url = await waitForListening(child, output);
+      const url = await waitForListening(child, output, 60_000);
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect((await fetch(`${url}/health`)).status).toBe(200);
       expect((await fetch(`${url}/v1/agents`)).status).toBe(401);
@@ -66,7 +68,7 @@ describe("the real gateway process", () => {
         // Already gone, as it should be.
       }
     }
-    await exited;
+    await within("npm start to exit", exited);
   });
 
   it("SIGTERM lets an in-flight turn finish, then exits 0", { timeout: 60_000 }, async () => {
@@ -89,14 +91,14 @@ describe("the real gateway process", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ message: "hi" }),
       });
-      while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await waitFor("the model's first request", () => model.requests.length > 0, { instead: () => "it got none" });
       child.kill("SIGTERM");
       await eventually(() => expect(output.text).toContain("SIGTERM: stopping"));
       answer();
       const res = await pending;
       expect(res.status).toBe(200);
       expect((await jsonOf(res)).reply).toBe("slow answer");
-      const { code } = await exited;
+      const { code } = await within("the gateway to exit after its turn", exited);
       expect(code, output.text).toBe(0);
     } finally {
       await model.close();
@@ -112,7 +114,7 @@ describe("the real gateway process", () => {
     });
     let stderr = "";
     child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-    const { code } = await exitOf(child);
+    const { code } = await within("the gateway to exit on its bad config", exitOf(child));
     expect(code).toBe(2);
     expect(stderr).toContain("tools.todo.enabled: expected boolean, received string");
     expect(stderr).toContain('gateway: unknown key "bind"');
@@ -127,7 +129,7 @@ describe("the real gateway process", () => {
     });
     let stderr = "";
     child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-    const { code } = await exitOf(child);
+    const { code } = await within("the gateway to exit on its bad environment value", exitOf(child));
     expect(code).toBe(2);
     expect(stderr).toContain('PICOCLAW_TOOLS_TODO_ENABLED: expected true, false, 1 or 0, got "maybe"');
   });
@@ -143,12 +145,12 @@ describe("the real gateway process", () => {
     child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
     const exited = exitOf(child);
     child.stdin!.end("hello from a pipe\n/exit\n");
-    expect((await exited).code).toBe(0);
+    expect((await within("picoclaw agent to exit after /exit", exited)).code).toBe(0);
     expect(stdout).toMatch(/^You said: hello from a pipe/);
     const version = spawn(process.execPath, [path.join(root, "dist", "main.js"), "--version"], { stdio: ["ignore", "pipe", "pipe"] });
     let printed = "";
     version.stdout!.on("data", (c: Buffer) => (printed += c.toString()));
-    expect((await exitOf(version)).code).toBe(0);
+    expect((await within("picoclaw --version to exit", exitOf(version))).code).toBe(0);
     expect(printed).toMatch(/^picoclaw \d+\.\d+\.\d+\n$/);
   });
 });

@@ -8,7 +8,8 @@ import { anthropicSse, messageStart } from "../support/fake-anthropic.js";
 import { completionChunk, sseChunks } from "../support/fake-openai.js";
 import { hostileServer, pour, sseHead } from "../support/hostile-server.js";
 import { ask, instantRetries, modelEntry, modelFailure } from "../support/models.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 /**
  * Model servers that never stop sending, send only keep-alives, or send an
@@ -64,7 +65,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     const error = await modelFailure(provider(server.url).chat(ask()));
     expect(error.code).toBe("model_bad_response");
     expect(error.message).toContain("the answer's text is over 1 MiB, more than an answer may hold; nothing of it was kept");
-    const poured = await server.answers[0]!;
+    const poured = await within("the answer's end at the server", server.answers[0]!);
     expect(poured.cut).toBe(true);
     expect(server.answers).toHaveLength(1);
   });
@@ -82,7 +83,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(error.message).toMatch(/no complete answer from http:\/\/127\.0\.0\.1:\d+ within 9000 ms \(max_duration\)/);
-    expect((await server.answers[0]!).cut).toBe(true);
+    expect((await within("the answer's end at the server", server.answers[0]!)).cut).toBe(true);
   });
 
   it("a stream of nothing but keep-alives ends in model_timeout (request_timeout), however long it goes on", async () => {
@@ -110,7 +111,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     const error = await failure;
     expect(error.code).toBe("model_timeout");
     expect(error.message).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+ within 50 ms \(request_timeout\)/);
-    expect((await server.answers[0]!).cut).toBe(true);
+    expect((await within("the answer's end at the server", server.answers[0]!)).cut).toBe(true);
   });
 
   it("keep-alives do not hold off request_timeout: only data restarts it", async () => {
@@ -131,7 +132,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
         if (delta.text === "b") sawB();
       }),
     );
-    await b;
+    await within('the text "b"', b);
     // The attempt's start, the answer's headers, and each data event: the 100 keep-alives before "b" count for nothing.
     const dataEvents = format.prelude.length + 2;
     expect(timers.started.filter((t) => t.ms === 50)).toHaveLength(2 + dataEvents);
@@ -140,7 +141,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     expect(error.code).toBe("model_timeout");
     expect(error.message).toContain("within 50 ms (request_timeout)");
     expect(texts).toEqual(["a", "b"]);
-    expect((await server.answers[0]!).cut).toBe(true);
+    expect((await within("the answer's end at the server", server.answers[0]!)).cut).toBe(true);
   });
 
   it("an event that never ends fails model_bad_response once the stream passed 8 MiB without one", async () => {
@@ -152,7 +153,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     const error = await modelFailure(provider(server.url).chat(ask()));
     expect(error.code).toBe("model_bad_response");
     expect(error.message).toContain("the stream sent over 8 MiB without completing an event");
-    const poured = await server.answers[0]!;
+    const poured = await within("the answer's end at the server", server.answers[0]!);
     expect(poured.cut).toBe(true);
     expect(poured.bytes).toBeLessThan(100 * MB);
   });
@@ -167,7 +168,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     expect(error.code).toBe("model_bad_request");
     expect(error.message).toMatch(/^model "\w+": HTTP 400: the request was bad: e+…$/);
     expect(error.message.length).toBeLessThan(400);
-    const poured = await server.answers[0]!;
+    const poured = await within("the answer's end at the server", server.answers[0]!);
     expect(poured.cut).toBe(true);
     expect(poured.bytes).toBeLessThan(100 * MB);
   });
@@ -181,7 +182,7 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     const error = await modelFailure(provider(server.url, { stream: false }).chat(ask()));
     expect(error.code).toBe("model_bad_response");
     expect(error.message).toContain("the answer is over 8 MiB, more than an answer may hold; nothing of it was kept");
-    const poured = await server.answers[0]!;
+    const poured = await within("the answer's end at the server", server.answers[0]!);
     expect(poured.cut).toBe(true);
     expect(poured.bytes).toBeLessThan(100 * MB);
   });

@@ -13,6 +13,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { openaiConfig, writeProject } from "../support/project.js";
+import { waitFor, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -46,7 +47,7 @@ async function startGateway(config: unknown, files: Record<string, string> = {})
   });
   let output = "";
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(output);
@@ -56,20 +57,19 @@ async function startGateway(config: unknown, files: Record<string, string> = {})
     child.stderr!.on("data", onData);
     child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
   });
+  const url = await within('the gateway\'s "listening on" line', listening, { instead: () => `its output so far:\n${output}` });
   return {
     url,
     loaded: async () => {
       const from = output.length;
       child.kill("SIGUSR2");
-      for (;;) {
-        const match = /LOADED (.*)\n/.exec(output.slice(from));
-        if (match) return JSON.parse(match[1]!) as string[];
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const printed = () => /LOADED (.*)\n/.exec(output.slice(from));
+      await waitFor("the gateway's LOADED line after SIGUSR2", () => printed() !== null, { instead: () => `its output since:\n${output.slice(from)}` });
+      return JSON.parse(printed()![1]!) as string[];
     },
     stop: async () => {
       child.kill("SIGTERM");
-      await exited;
+      await within("the gateway to exit on SIGTERM", exited);
     },
   };
 }

@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { ToolSet } from "../../src/tools/tool-set.js";
 import { testHub, toolCall, toolContext } from "../support/mcp.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * A stateless MCP server over streamable HTTP, built with the SDK's

@@ -8,7 +8,7 @@ import type { McpHub, McpToolsChange } from "../../src/features/mcp/index.js";
 import { ToolSet } from "../../src/tools/tool-set.js";
 import { FIXTURE_SERVER, type TestHub, alive, fixtureServer, testHub, toolCall, toolContext } from "../support/mcp.js";
 import { tempDir } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 function started(servers: Parameters<typeof testHub>[0]): TestHub {
   const t = testHub(servers);
@@ -175,7 +175,8 @@ describe("closing MCP servers", () => {
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     // Its restart backoff is ten minutes: if close() left the timer (or a server) behind, this would not end.
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const code = await within("the script to exit once its hub is closed", exited, { instead: () => `its output so far: ${output}` });
     expect({ code, output }).toEqual({ code: 0, output: "closed with 11 tools; did not start: down\n" });
   });
 });

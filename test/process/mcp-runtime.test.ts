@@ -10,7 +10,7 @@ import { mcpServersFeature } from "../../src/features/mcp/feature.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { fixtureServer, testHub } from "../support/mcp.js";
 import { tempDir } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
 

@@ -7,7 +7,7 @@ import type { McpHub, McpStartReport } from "../../src/features/mcp/index.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 import { ToolSet, parametersSchema } from "../../src/tools/tool-set.js";
 import { type TestHub, fixtureServer, testHub, toolCall, toolContext } from "../support/mcp.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const set = (tools: AnyTool[]) => new ToolSet(tools);
 

@@ -4,7 +4,7 @@ import { MODEL_CONNECTIONS } from "../../src/models/exchange.js";
 import { OpenAIProvider } from "../../src/models/openai.js";
 import { completionChunk, sseChunks, textCompletion } from "../support/fake-openai.js";
 import { ask, modelEntry } from "../support/models.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 import { listenForTest } from "../support/listen.js";
 
 /**

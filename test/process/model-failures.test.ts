@@ -10,7 +10,8 @@ import type { TransportOptions } from "../../src/models/transport.js";
 import { anthropicError, anthropicSse, anthropicTextStream, messageStart, textBlock } from "../support/fake-anthropic.js";
 import { completionChunk, type Reply, sseChunks } from "../support/fake-openai.js";
 import { SECRET_KEY, ask, fakeServer, instantRetries, modelEntry, modelFailure } from "../support/models.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 /** The same failure handling, checked against both wire formats. */
 interface Format {
@@ -166,7 +167,7 @@ describe.each(formats)("$provider: failures", (format) => {
     expect(error.code).toBe("model_timeout");
     expect(error.message).toMatch(new RegExp(`^model "${name}": no answer from http://127\\.0\\.0\\.1:\\d+ within 50 ms \\(request_timeout\\)`));
     expect(server.requests).toHaveLength(1);
-    expect(await server.requests[0]!.closed).toEqual({ complete: false });
+    expect(await within("the connection's close at the server", server.requests[0]!.closed)).toEqual({ complete: false });
   });
 
   it("a stream that stalls after its first piece times out without a retry (the piece was already shown)", async () => {
@@ -184,7 +185,7 @@ describe.each(formats)("$provider: failures", (format) => {
       }),
     );
     // The piece restarted the timer; nothing comes after it, so that timer runs out.
-    await firstPiece;
+    await within("the first piece of the stream", firstPiece);
     expect(timers.fireAll(50)).toBe(1);
     const error = await failure;
     expect(error.code).toBe("model_timeout");
@@ -198,7 +199,7 @@ describe.each(formats)("$provider: failures", (format) => {
     const controller = new AbortController();
     const call = provider.chat(ask(undefined, [], controller.signal), () => controller.abort(new AbortedError("the user pressed stop")));
     await expect(call).rejects.toThrow(new AbortedError("the user pressed stop"));
-    expect(await server.requests[0]!.closed).toEqual({ complete: false });
+    expect(await within("the connection's close at the server", server.requests[0]!.closed)).toEqual({ complete: false });
   });
 
   it("aborting while waiting to retry stops the wait at once", async () => {
@@ -214,7 +215,7 @@ describe.each(formats)("$provider: failures", (format) => {
       },
     });
     const call = provider.chat(ask(undefined, [], controller.signal));
-    await started;
+    await within("the wait before the retry to start", started);
     controller.abort(new AbortedError("the gateway is shutting down"));
     await expect(call).rejects.toThrow(new AbortedError("the gateway is shutting down"));
     expect(server.requests).toHaveLength(1);

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { tempDir, writeProject } from "../support/project.js";
+import { waitFor, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const main = path.join(root, "dist", "main.js");
@@ -19,10 +20,10 @@ function alive(pid: number): boolean {
 }
 
 async function pidFrom(file: string, gateway: { exitCode: number | null }): Promise<number> {
-  while (!existsSync(file) || readFileSync(file, "utf8") === "") {
+  await waitFor("the MCP server to write its pid file", () => {
     if (gateway.exitCode !== null) throw new Error(`the gateway exited (${gateway.exitCode}) before the MCP server started`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return existsSync(file) && readFileSync(file, "utf8") !== "";
+  });
   const pid = Number(readFileSync(file, "utf8"));
   // Whatever the test's outcome, no server it started may outlive it.
   onTestFinished(() => {
@@ -58,7 +59,7 @@ describe("the gateway process with MCP servers (needs dist/, built by npm test)"
     });
     const gw = gateway(dir);
     const pid = await pidFrom(pidfile, gw.child);
-    expect(await gw.exited).toBe(1);
+    expect(await within("the gateway to exit on the port in use", gw.exited)).toBe(1);
     expect(gw.output()).toContain("the port is in use");
     expect(alive(pid)).toBe(false);
   });
@@ -74,7 +75,7 @@ describe("the gateway process with MCP servers (needs dist/, built by npm test)"
     const gw = gateway(dir);
     const pid = await pidFrom(pidfile, gw.child);
     gw.child.kill("SIGTERM");
-    expect(await gw.exited, gw.output()).toBe(0);
+    expect(await within("the gateway to exit on SIGTERM", gw.exited), gw.output()).toBe(0);
     expect(gw.output()).not.toContain("listening on");
     expect(alive(pid)).toBe(false);
   });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 /** The real gateway process and its session folder: a crash (kill -9) mid-turn, a restart, a second gateway (README, "Sessions on disk"). */
 
@@ -78,8 +78,8 @@ describe("the session folder of the real gateway process", () => {
     // The turn is in its second model call: its tool already ran.
     await eventually(() => expect(server.requests.length).toBe(4));
     first.child.kill("SIGKILL");
-    expect(await first.exited).toBeNull();
-    expect(await hanging).toBe("cut off");
+    expect(await within("the first gateway to die of SIGKILL", first.exited)).toBeNull();
+    expect(await within("the hanging turn's request to be cut off", hanging)).toBe("cut off");
 
     const second = startGateway(project);
     const again = await listening(second);
@@ -90,7 +90,7 @@ describe("the session folder of the real gateway process", () => {
     expect(next.json.reply).toBe("ok: three");
     expect((await history(again)).map((m) => m.content)).toEqual(["one", "ok: one", "two", "ok: two", "three", "ok: three"]);
     second.child.kill("SIGTERM");
-    expect(await second.exited).toBe(0);
+    expect(await within("the restarted gateway to exit on SIGTERM", second.exited)).toBe(0);
   });
 
   it("a second gateway on the same folder refuses to start (exit 2), naming the folder and the owner", { timeout: 120_000 }, async () => {
@@ -98,17 +98,17 @@ describe("the session folder of the real gateway process", () => {
     const first = startGateway(project);
     await listening(first);
     const second = startGateway(project);
-    expect(await second.exited).toBe(2);
+    expect(await within("the second gateway to exit, refused", second.exited)).toBe(2);
     expect(second.output.text).toContain(
       `picoclaw: sessions_locked: the session folder ${path.join(project, "sessions")} is in use: another gateway (process ${first.child.pid} on `,
     );
     expect(second.output.text).not.toContain("listening");
     // The first one is unaffected, and once it is gone the folder is free.
     first.child.kill("SIGTERM");
-    expect(await first.exited).toBe(0);
+    expect(await within("the first gateway to exit on SIGTERM", first.exited)).toBe(0);
     const third = startGateway(project);
     await listening(third);
     third.child.kill("SIGTERM");
-    expect(await third.exited).toBe(0);
+    expect(await within("the third gateway to exit on SIGTERM", third.exited)).toBe(0);
   });
 });

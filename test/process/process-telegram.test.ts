@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { writeProject } from "../support/project.js";
-import { eventually } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "123456:PROCESS-secret_token-xyz";
@@ -40,13 +40,14 @@ describe("the real gateway process with a Telegram channel", () => {
     } finally {
       child.kill("SIGTERM");
     }
-    expect(await exited, output).toBe(0);
+    expect(await within("the gateway to exit on SIGTERM", exited), output).toBe(0);
     expect(output).toContain("SIGTERM: stopping");
     expect(output).not.toContain(TOKEN);
     const polls = api.callsOf("getUpdates");
     expect(polls.at(-1)!.payload).toMatchObject({ limit: 1, timeout: 0 });
+    // The process is gone; once its connections have closed at the fake API, every request it sent has been read.
     const count = api.calls.length;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await api.disconnected();
     expect(api.calls.length).toBe(count);
   });
 });

@@ -4,7 +4,7 @@ import { runCli } from "../../src/cli.js";
 import { FIXTURE_SERVER } from "../support/mcp.js";
 import { openaiConfig, pluggedHarness, recordingLogger, writeProject } from "../support/project.js";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * A secret never reaches the model, a user or the log, nor config check's

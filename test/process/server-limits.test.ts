@@ -9,6 +9,7 @@ const configSchema = builtinConfigSchema();
 import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";
+import { waitFor, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 
@@ -87,9 +88,10 @@ function openEvents(url: string, sessionKey: string): Promise<{ response: http.I
       });
       const closed = new Promise<never>((_, reject) => response.once("close", () => reject(new Error(`the event stream closed after: ${text}`))));
       closed.catch(() => {});
-      const until = async (part: string) => {
+      const arrived = async (part: string) => {
         while (!text.includes(part)) await Promise.race([new Promise<void>((woken) => (wake = woken)), closed]);
       };
+      const until = (part: string) => within(`"${part}" on the event stream of ${sessionKey}`, arrived(part), { instead: () => `it got: ${text}` });
       void until(": connected").then(() => resolve({ response, text: () => text, until }));
     });
     request.on("error", reject);
@@ -121,13 +123,13 @@ describe("the server's limits", () => {
   it("a connection that sends nothing is closed by the headers timeout", async () => {
     const running = await serve(harness(), { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
     const silent = await connect(running.port);
-    expect(await silent.closed).toMatch(/^HTTP\/1\.1 408 /);
+    expect(await within("the headers timeout to close the silent connection", silent.closed)).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it("a connection that sends half its headers is closed by the headers timeout", async () => {
     const running = await serve(harness(), { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
     const slow = await connect(running.port, "POST /v1/chat HTTP/1.1\r\nHost: localhost\r\n");
-    expect(await slow.closed).toMatch(/^HTTP\/1\.1 408 /);
+    expect(await within("the headers timeout to close the half-sent connection", slow.closed)).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it("a request whose body never arrives in full is closed by the request timeout, and runs nothing", async () => {
@@ -135,14 +137,14 @@ describe("the server's limits", () => {
     const running = await serve(h, { limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
     const head = "POST /v1/chat HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
     const stalled = await connect(running.port, `${head}{"message":`);
-    await stalled.closed;
+    await within("the request timeout to close the stalled connection", stalled.closed);
     expect(h.runtime.sessionKeys()).toEqual([]);
   });
 
   it("an idle kept-alive connection is closed after the keep-alive timeout", async () => {
     const running = await serve(harness(), { limits: { keepAliveTimeoutMs: 200 } });
     const client = await connect(running.port, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n");
-    const received = await client.closed;
+    const received = await within("the keep-alive timeout to close the idle connection", client.closed);
     expect(received).toMatch(/^HTTP\/1\.1 200 /);
     expect(received).toContain('{"status":"ok"}');
   });
@@ -167,7 +169,7 @@ describe("the server's limits", () => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body).reply).toMatch(/^You said: still here/);
     // None of them stays: each is closed to make room or by the headers timeout.
-    await Promise.all(idle.map((connection) => connection.closed));
+    await within("the server to close all 1,100 idle connections", Promise.all(idle.map((connection) => connection.closed)), { ms: 60_000 });
   });
 
   it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {
@@ -199,8 +201,11 @@ describe("the server's limits", () => {
     first.response.destroy();
     // The server learns of the close when it learns of it: ask until it has.
     let answer: Answer | undefined;
-    while (answer === undefined) answer = await send(`${running.url}/health`).catch(() => undefined);
-    expect(answer.status).toBe(200);
+    await waitFor("a newcomer to be let in once a busy connection closed", async () => {
+      answer = await send(`${running.url}/health`).catch(() => undefined);
+      return answer !== undefined;
+    });
+    expect(answer!.status).toBe(200);
   });
 });
 
@@ -221,7 +226,7 @@ describe("an early answer on a kept-alive connection", () => {
     const refused = await send(`${running.url}/v1/chat`, { ...init, headers: { ...init.headers }, agent });
     expect(refused.status).toBe(status);
     expect(refused.headers.connection).toBe("close");
-    await refused.connectionClosed;
+    await within(`the connection to close after the ${status}`, refused.connectionClosed);
     const next = await send(`${running.url}/health`, { agent });
     expect(next.status).toBe(200);
     expect(next.reused).toBe(false);
@@ -259,16 +264,16 @@ describe("the gateway command", () => {
     expect((await send(`${url}/v1/agents`, { headers: { origin: "https://evil.example" } })).status).toBe(403);
     expect((await send(`${url}/v1/agents`, { headers: { host: `myhost.lan:${port}` } })).status).toBe(200);
     expect((await send(`${url}/v1/agents`, { headers: { host: `other.lan:${port}` } })).status).toBe(403);
-    expect(await (await connect(port)).closed).toMatch(/^HTTP\/1\.1 408 /);
+    expect(await within("headers_timeout_ms to close a silent connection", (await connect(port)).closed)).toMatch(/^HTTP\/1\.1 408 /);
 
     child.kill("SIGTERM");
-    expect(await exited).toBe(0);
+    expect(await within("the gateway to exit on SIGTERM", exited)).toBe(0);
   });
 });
 
 function listeningUrl(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = "";
+  let output = "";
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(output);
@@ -277,4 +282,5 @@ function listeningUrl(child: ChildProcess): Promise<string> {
     child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.once("exit", (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
   });
+  return within('the gateway\'s "listening on" line', listening, { instead: () => `its output so far:\n${output}` });
 }

@@ -3,6 +3,7 @@ import { startGateway } from "../../src/gateway/server.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { harness, openaiConfig } from "../support/project.js";
+import { waitFor, within } from "../support/wait.js";
 
 describe("the node server", () => {
   it("warns loudly when told to bind beyond loopback without a token", async () => {
@@ -44,10 +45,10 @@ describe("the node server", () => {
       body: JSON.stringify({ message: "hi" }),
       signal: client.signal,
     }).catch((error: Error) => error);
-    while (model.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor("the model's first request", () => model.requests.length > 0, { instead: () => "it got none" });
     client.abort();
     expect(await request).toBeInstanceOf(Error);
-    expect((await ended).outcome).toBe("aborted");
+    expect((await within("the turn's end", ended)).outcome).toBe("aborted");
     expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
   });
 

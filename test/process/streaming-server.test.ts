@@ -5,6 +5,7 @@ import { startGateway } from "../../src/gateway/server.js";
 import { harness } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 import { testTools } from "../support/tools.js";
+import { within } from "../support/wait.js";
 import { WireModel, wireConfig } from "../support/wire-model.js";
 
 /** Streamed answers through the real node server: pieces leave as they come, and a client that hangs up stops its turn. */
@@ -45,7 +46,7 @@ describe("streamed answers on the node server", () => {
     req.end(JSON.stringify({ message: "talk", session: "gone", stream: true }));
     const call = await model.call(1);
     call.text("partial");
-    await firstBytes;
+    await within("the streamed answer's first bytes at the client", firstBytes);
     req.destroy();
     const seen = await watcher.until("turn.end");
     expect(seen.at(-1)!.data).toEqual({ agent: "main", session_key: key, outcome: "aborted" });

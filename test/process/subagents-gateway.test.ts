@@ -6,7 +6,8 @@ import type { Timer } from "../../src/signals.js";
 import { type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
 import { call, openGate, useScriptedModel } from "../support/scripted-openai.js";
 import { sseReader } from "../support/sse.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually, waitFor } from "../support/wait.js";
 
 const model = useScriptedModel();
 
@@ -170,7 +171,7 @@ describe("limits hold even against a tool that ignores its abort signal", () => 
     const h = deafGateway();
     const starts = record(h, "tool.start");
     const turn = h.chat({ message: call("deaf", {}), session: "deaf" });
-    while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor("the deaf tool's call to start", () => starts.length > 0);
     expect((await h.chat({ message: "/stop", session: "deaf" })).json.reply).toBe("Stopped.");
     expect(await turn).toMatchObject({ status: 200, json: { stopped: true } });
   });
@@ -305,7 +306,7 @@ describe("/stop and /subagents", () => {
     const starts = record(h, "subagent.start");
     const ends = record(h, "subagent.end");
     const turn = h.chat({ message: call("subagent", { task: "SLOW 30000", label: "long one" }), session: "stop" });
-    while (starts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await waitFor("the subagent to start", () => starts.length > 0);
     const listed = await h.chat({ message: "/subagents", session: "stop" });
     expect(listed.json.reply).toMatch(/^1 subagent running:\n- long one \([A-Za-z0-9_-]+\): agent main, depth 1, running for \d+ s$/);
     const stopped = await h.chat({ message: "/stop", session: "stop" });

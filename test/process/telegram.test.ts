@@ -9,7 +9,8 @@ import { BUSY_TEXT, MAX_RUNNING_PER_CHAT, SHUTDOWN_TEXT } from "../../src/channe
 import type { Timer } from "../../src/signals.js";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { type HarnessOptions, harness } from "../support/project.js";
-import { ManualTimers, eventually } from "../support/timers.js";
+import { ManualTimers } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 import { testTools } from "../support/tools.js";
 
 const TOKEN = "123456:TEST-secret_token-abcdefghij";
@@ -320,7 +321,8 @@ describe("the Telegram channel", () => {
     expect(polls.at(-1)).toMatchObject({ payload: { offset: id + 2, limit: 1, timeout: 0 }, aborted: false });
     const count = api.calls.length;
     expect(timers.pending()).toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Closing ends with the bot's client letting go of its connections: once they have closed at the fake API, every request it sent has been read.
+    await api.disconnected();
     expect(api.calls.length).toBe(count);
   });
 });

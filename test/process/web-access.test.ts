@@ -10,7 +10,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PageRig, browserTests, startPageRig, viewOf } from "../support/browser.js";
 import { call } from "../support/scripted-openai.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "web-page-token-4821";

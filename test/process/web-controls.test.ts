@@ -7,9 +7,9 @@
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PageRig, browserTests, startPageRig, viewOf } from "../support/browser.js";
+import { type PageRig, answeredElsewhere, browserTests, startPageRig, viewOf } from "../support/browser.js";
 import { call, openGate } from "../support/scripted-openai.js";
-import { eventually } from "../support/timers.js";
+import { eventually, within } from "../support/wait.js";
 
 const { run, chromium } = browserTests();
 
@@ -142,8 +142,9 @@ describe.skipIf(!run)("the chat page's controls in Chromium", () => {
     expect(await page.locator("#send").isEnabled()).toBe(true);
     expect(await page.locator("#stop").isVisible()).toBe(false);
     openGate("turn-to-stop");
-    await page.waitForTimeout(300);
-    expect((await viewOf(page)).transcript).toHaveLength(2);
+    // A later turn on the session waits for the stopped one to be over: once its answer is shown, a late reply would have been too.
+    const later = await answeredElsewhere(page, rig.gateway, { agent: "main", session: "stop-turn" }, "SAY after the stop");
+    expect((await viewOf(page)).transcript.filter((item) => item.text !== later)).toHaveLength(2);
     await shot(page, "3-turn-stopped");
     await page.close();
   });
@@ -163,7 +164,11 @@ describe.skipIf(!run)("the chat page's controls in Chromium", () => {
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("Stopped, along with 1 subagent."));
     expect(await page.locator("#subagents-stop").isVisible()).toBe(false);
     openGate("child-to-stop");
-    await page.waitForTimeout(300);
+    // The child's model call was hung up when it was stopped, so no answer to it is on its way; and once a later
+    // answer on the session's stream is shown, whatever was delivered before it has been shown too.
+    const childCall = rig.model.requests.find((r) => r.body.messages.length === 2 && String(r.body.messages[1].content).includes("\nWAIT child-to-stop"))!;
+    expect(await within("the fake model to see the stopped child's call hang up", childCall.closed)).toEqual({ complete: false });
+    await answeredElsewhere(page, rig.gateway, { agent: "main", session: "stop-child" }, "/subagents");
     const shown = (await viewOf(page)).transcript.filter((item) => item.kind !== "user");
     expect(shown.map((item) => item.text).join("\n")).not.toMatch(/late answer/);
     await shot(page, "5-subagent-stopped");

@@ -7,9 +7,9 @@
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PageRig, browserTests, startPageRig, viewOf } from "../support/browser.js";
+import { type PageRig, answeredElsewhere, browserTests, startPageRig, viewOf } from "../support/browser.js";
 import { call, openGate } from "../support/scripted-openai.js";
-import { eventually } from "../support/timers.js";
+import { eventually } from "../support/wait.js";
 
 /** A plugin tool whose result the user sees (not silent): its text, in capitals. */
 const SHOUT = `import { defineTool, toolResult, z } from "picoclaw-ts";
@@ -135,8 +135,8 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     // The composer is free once the answer is complete (its last event comes after the reply's delivery).
     await eventually(async () => expect(await page.locator("#send").isEnabled()).toBe(true));
     expect(await page.locator("#stop").isVisible()).toBe(false);
-    // The event stream carried the same deliveries: each is shown once.
-    await page.waitForTimeout(300);
+    // The event stream carried the same deliveries: each is shown once (checked once a later answer on the stream is shown).
+    await answeredElsewhere(page, rig.gateway, { agent: "main", session: "list-plan" }, "/subagents");
     expect((await viewOf(page)).transcript.filter((item) => item.kind === "tool-output")).toHaveLength(1);
     await shot(page, "3-turn-done");
 
@@ -223,6 +223,8 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     await send(page, [call("todo", { action: "write", todos: [{ id: "1", content: "Something to forget" }] }), "SAY noted"].join("\n"));
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe("noted"));
     expect((await viewOf(page)).planEmpty).toBe(false);
+    // Clear is only taken once the message's answer is complete (the composer is free), which comes a little after its text.
+    await eventually(async () => expect(await page.locator("#send").isEnabled()).toBe(true));
     await page.locator("#clear").click();
     await eventually(async () => expect((await viewOf(page)).status).toMatch(/^Cleared/));
     let view = await viewOf(page);
@@ -247,7 +249,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     openGate("background-1");
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)).toMatchObject({ kind: "agent", text: "the background work is finished" }));
     await eventually(async () => expect((await viewOf(page)).subagents).toEqual([]));
-    await page.waitForTimeout(300);
+    await answeredElsewhere(page, rig.gateway, { agent: "main", session: "background" }, "/subagents");
     expect((await viewOf(page)).transcript.filter((item) => item.text === "the background work is finished")).toHaveLength(1);
     await shot(page, "8-background-delivery");
     await page.close();

@@ -3,9 +3,11 @@ import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
+import { expect } from "vitest";
 import { FakeModelServer } from "./fake-openai.js";
 import { type ProjectFiles, openaiConfig, writeProject } from "./project.js";
 import { scriptedModel } from "./scripted-openai.js";
+import { eventually, within } from "./wait.js";
 
 /**
  * Real-browser tests of the chat page: Debian's Chromium driven by
@@ -86,7 +88,7 @@ export async function startGatewayProcess(project: string, env: Record<string, s
   });
   const output = { text: "" };
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
       output.text += chunk.toString();
       const match = /listening on (http:\/\/[^\s]+)/.exec(output.text);
@@ -95,12 +97,16 @@ export async function startGatewayProcess(project: string, env: Record<string, s
     child.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
     void exited.then((code) => reject(new Error(`the gateway exited with ${code} before listening:\n${output.text}`)));
   });
+  const url = await within('the gateway\'s "listening on" line', listening, { instead: () => `its output so far:\n${output.text}` }).catch((error) => {
+    child.kill("SIGKILL");
+    throw error;
+  });
   return {
     url,
     output,
     stop: async () => {
       child.kill("SIGTERM");
-      return exited;
+      return within("the gateway to exit on SIGTERM", exited, { instead: () => `its output:\n${output.text}` });
     },
   };
 }
@@ -206,4 +212,25 @@ export function viewOf(page: Page): Promise<PageView> {
       status: text(document.getElementById("status")),
     };
   });
+}
+
+/**
+ * Sends `message` to a session from another client (`POST /v1/chat`, not
+ * through the page) and waits until the page shows its reply, which only
+ * the session's event stream brings there. That stream keeps its order,
+ * and a turn waits for the one running on its session, so by then the page
+ * has shown everything the session delivered before: a check that
+ * something did not come can be made at once, where a pause could not
+ * catch what comes after it.
+ */
+export async function answeredElsewhere(page: Page, gateway: GatewayProcess, to: { agent: string; session: string }, message: string): Promise<string> {
+  const res = await fetch(`${gateway.url}/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ ...to, message }),
+  });
+  expect(res.status).toBe(200);
+  const { reply } = (await res.json()) as { reply: string };
+  await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toBe(reply));
+  return reply;
 }

@@ -1,5 +1,6 @@
 import type { ModelProvider, ModelRequest, ModelResponse } from "../../src/models/provider.js";
 import { abortReason } from "../../src/errors.js";
+import { within } from "./wait.js";
 
 export interface PendingCall {
   request: ModelRequest;
@@ -34,9 +35,12 @@ export class ControlledModel implements ModelProvider {
     });
   }
 
-  /** Resolves when at least `count` calls have arrived in total. */
+  /** Resolves when at least `count` calls have arrived in total (fails, saying how many did, if they do not). */
   async calls(count: number): Promise<PendingCall[]> {
-    while (this.pending.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    const arrived = async () => {
+      while (this.pending.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    };
+    await within(`${count} calls of the ${this.name} model`, arrived(), { instead: () => `it got ${this.pending.length}` });
     return this.pending;
   }
 

@@ -1,5 +1,6 @@
 import { type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { waitFor } from "./wait.js";
 
 /**
  * A real HTTP server on 127.0.0.1 speaking the part of the Telegram Bot API
@@ -56,6 +57,7 @@ export class FakeBotApi {
 
   private constructor(
     private readonly server: Server,
+    private readonly connections: ReadonlySet<Socket>,
     readonly url: string,
     readonly token: string,
     readonly username: string,
@@ -68,9 +70,14 @@ export class FakeBotApi {
       req.on("data", (c: Buffer) => parts.push(c));
       req.on("end", () => self!.answer(req.url ?? "", Buffer.concat(parts).toString("utf8"), res));
     });
+    const connections = new Set<Socket>();
+    server.on("connection", (socket: Socket) => {
+      connections.add(socket);
+      socket.once("close", () => connections.delete(socket));
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    self = new FakeBotApi(server, `http://127.0.0.1:${port}`, token, username);
+    self = new FakeBotApi(server, connections, `http://127.0.0.1:${port}`, token, username);
     return self;
   }
 
@@ -105,6 +112,18 @@ export class FakeBotApi {
 
   callsOf(method: string): ApiCall[] {
     return this.calls.filter((call) => call.method === method);
+  }
+
+  /**
+   * Resolves once no client holds a connection open. A connection closes
+   * only after everything sent on it was read, so by then every request a
+   * client made is in `calls`: once a bot's client is gone (the runtime
+   * closed, the process exited), nothing it sent can still be on its way.
+   */
+  async disconnected(): Promise<void> {
+    await waitFor("every connection to the fake Bot API to close", () => this.connections.size === 0, {
+      instead: () => `${this.connections.size} still open`,
+    });
   }
 
   /** What a chat shows, message by message. */

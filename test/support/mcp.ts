@@ -5,6 +5,7 @@ import type { ToolContext } from "../../src/tools/tool.js";
 import { McpHub, type McpHubOptions } from "../../src/features/mcp/index.js";
 import { type RecordingLogger, recordingLogger } from "./project.js";
 import { ManualClock } from "./timers.js";
+import { within } from "./wait.js";
 
 /** The real stdio MCP server of the tests (test/fixtures/mcp-server.mjs). */
 export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/mcp-server.mjs", import.meta.url));
@@ -42,10 +43,13 @@ export class ManualSleep {
 
   /**
    * Resolves once `count` waits have begun in total, however long the server
-   * takes to go down (the test's own timeout bounds it).
+   * takes to go down (up to a wait's deadline, then it fails saying how many began).
    */
   async began(count: number): Promise<void> {
-    while (this.waits.length < count) await new Promise<void>((resolve) => this.onBegin.push(resolve));
+    const begun = async () => {
+      while (this.waits.length < count) await new Promise<void>((resolve) => this.onBegin.push(resolve));
+    };
+    await within(`${count} restart waits to begin`, begun(), { instead: () => `${this.waits.length} began` });
   }
 }
 

@@ -1,4 +1,5 @@
 import { createParser } from "eventsource-parser";
+import { within } from "./wait.js";
 
 export interface SseEvent {
   event: string;
@@ -8,8 +9,9 @@ export interface SseEvent {
 
 /**
  * Reads Server-Sent Events from a response body as they arrive. `next()`
- * resolves with the next event (waiting as long as it takes); `close()`
- * cancels the stream, as a client that goes away would.
+ * resolves with the next event (waiting up to a wait's deadline, then
+ * failing with the events so far); `close()` cancels the stream, as a
+ * client that goes away would.
  */
 export function sseReader(response: Response) {
   const events: SseEvent[] = [];
@@ -38,23 +40,30 @@ export function sseReader(response: Response) {
     }
   })();
   let read = 0;
+  const take = async (): Promise<SseEvent> => {
+    while (read >= events.length) {
+      if (done) throw new Error(`the stream ended; events so far: ${JSON.stringify(events)}`);
+      await new Promise<void>((resolve) => (waiting = resolve));
+    }
+    return events[read++]!;
+  };
+  const sofar = { instead: () => `events so far: ${JSON.stringify(events)}` };
   return {
     events,
-    async next(): Promise<SseEvent> {
-      while (read >= events.length) {
-        if (done) throw new Error(`the stream ended; events so far: ${JSON.stringify(events)}`);
-        await new Promise<void>((resolve) => (waiting = resolve));
-      }
-      return events[read++]!;
+    next(): Promise<SseEvent> {
+      return within(`the stream's next event (event ${read + 1})`, take(), sofar);
     },
     /** Events until (and including) the first of the given type. */
-    async until(type: string): Promise<SseEvent[]> {
+    until(type: string): Promise<SseEvent[]> {
       const seen: SseEvent[] = [];
-      for (;;) {
-        const event = await this.next();
-        seen.push(event);
-        if (event.event === type) return seen;
-      }
+      const found = async () => {
+        for (;;) {
+          const event = await take();
+          seen.push(event);
+          if (event.event === type) return seen;
+        }
+      };
+      return within(`a "${type}" event on the stream`, found(), sofar);
     },
     async close(): Promise<void> {
       await reader.cancel().catch(() => {});

@@ -1,4 +1,3 @@
-import { vi } from "vitest";
 import type { Timer } from "../../src/signals.js";
 
 /**
@@ -8,8 +7,9 @@ import type { Timer } from "../../src/signals.js";
  *   the test says so, for code that gives up after a time limit
  *   (request_timeout, a subagent's timeout_ms).
  * - `ManualClock`: a clock that moves only when the test moves it.
- * - `eventually`: `vi.waitFor` with a margin a loaded machine cannot use up,
- *   for what real processes and sockets do in their own time.
+ *
+ * What real processes and sockets do in their own time is waited for with
+ * the helpers of wait.ts (`waitFor`, `within`, `eventually`).
  */
 
 export interface ArmedTimer {
@@ -69,12 +69,4 @@ export class ManualClock {
   advance(ms: number): void {
     this.ms += ms;
   }
-}
-
-/** How long `eventually` waits: far more than a busy machine needs to start a process or answer on a socket. */
-export const EVENTUALLY_MS = 15_000;
-
-/** Retries `check` until it passes (or EVENTUALLY_MS have gone by, then fails with its last error). */
-export function eventually<T>(check: () => T | Promise<T>, timeout = EVENTUALLY_MS): Promise<T> {
-  return vi.waitFor(check, { timeout, interval: 20 });
 }

@@ -1,4 +1,5 @@
 import { completionChunk } from "./fake-openai.js";
+import { within } from "./wait.js";
 
 /**
  * An OpenAI-compatible model reached through an injected `fetch` (the
@@ -56,9 +57,12 @@ export class WireModel {
     return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream" } });
   };
 
-  /** Resolves with the `count`th call (1-based) once it has arrived. */
+  /** Resolves with the `count`th call (1-based) once it has arrived (fails, saying how many did, if it does not). */
   async call(count: number): Promise<WireCall> {
-    while (this.calls.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    const arrived = async () => {
+      while (this.calls.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    };
+    await within(`call ${count} of the wire model`, arrived(), { instead: () => `it got ${this.calls.length}` });
     return this.calls[count - 1]!;
   }
 }

@@ -5,6 +5,7 @@ import { harness, jsonOf } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 import { ManualTimers } from "../support/timers.js";
 import { testTools } from "../support/tools.js";
+import { within } from "../support/wait.js";
 import { WireModel, wireConfig } from "../support/wire-model.js";
 
 /**
@@ -27,21 +28,28 @@ function rawReader(res: Response) {
     get text() {
       return text;
     },
-    /** Reads until the text holds `part`; returns what came after `from` (a length of text already seen). */
-    async until(part: string): Promise<string> {
-      while (!text.includes(part)) {
-        const chunk = await reader.read();
-        if (chunk.done) throw new Error(`the stream ended before ${JSON.stringify(part)}; it said: ${text}`);
-        text += decoder.decode(chunk.value, { stream: true });
-      }
-      return text;
+    /** Reads until the text holds `part`; returns all the text so far. */
+    until(part: string): Promise<string> {
+      const read = async () => {
+        while (!text.includes(part)) {
+          const chunk = await reader.read();
+          if (chunk.done) throw new Error(`the stream ended before ${JSON.stringify(part)}; it said: ${text}`);
+          text += decoder.decode(chunk.value, { stream: true });
+        }
+        return text;
+      };
+      return within(`${JSON.stringify(part)} on the stream`, read(), { instead: () => `it said: ${text}` });
     },
-    async rest(): Promise<string> {
-      for (;;) {
-        const chunk = await reader.read();
-        if (chunk.done) return text;
-        text += decoder.decode(chunk.value, { stream: true });
-      }
+    /** Reads to the end; returns all the text. */
+    rest(): Promise<string> {
+      const read = async () => {
+        for (;;) {
+          const chunk = await reader.read();
+          if (chunk.done) return text;
+          text += decoder.decode(chunk.value, { stream: true });
+        }
+      };
+      return within("the stream to end", read(), { instead: () => `it said: ${text}` });
     },
   };
 }
@@ -228,7 +236,7 @@ describe("POST /v1/chat streamed", () => {
     // Never read: the turn's start and a text over the bound wait in the stream's queue.
     const streamed = new Promise((resolve) => h.runtime.on("text.delta", resolve));
     call.text("x".repeat(70_000));
-    await streamed;
+    await within("the turn's first text delta", streamed);
     await expect(res.body!.getReader().read()).rejects.toThrow("the client stopped reading the streamed answer");
     expect(call.aborted).toBe(true);
     await h.runtime.idle();

@@ -7,6 +7,7 @@ const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
+import { waitFor } from "../support/wait.js";
 
 /**
  * The JSON log is the gateway's stderr: a Node warning printed there breaks
@@ -74,7 +75,7 @@ describe("no Node warning at any concurrency", () => {
     const turn = send(runtime, "s");
     const calls = Array.from({ length: MANY }, (_, i) => ({ id: `c${i}`, type: "function" as const, function: { name: "gate", arguments: "{}" } }));
     (await model.calls(1))[0]!.resolve({ toolCalls: calls });
-    while (gate.running() < MANY) await ticks();
+    await waitFor(`all ${MANY} gate calls to be running`, () => gate.running() === MANY, { instead: () => `${gate.running()} were` });
     gate.open();
     (await model.calls(2))[1]!.resolve({ text: "all through" });
     expect((await turn).reply).toBe("all through");

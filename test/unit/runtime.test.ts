@@ -10,6 +10,7 @@ import { STOPPED_REPLY } from "../../src/runtime/options.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { testTools } from "../support/tools.js";
+import { within } from "../support/wait.js";
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
 
@@ -201,7 +202,7 @@ describe("sessions", () => {
     const toolStarted = new Promise<void>((resolve) => runtime.on("tool.start", () => resolve()));
     const turn = send(runtime, "x", "s", controller.signal);
     (await model.calls(1))[0]!.resolve({ toolCalls: [{ id: "w", type: "function", function: { name: "wait", arguments: "{}" } }] });
-    await toolStarted;
+    await within("the wait tool to start", toolStarted);
     controller.abort(new AbortedError("stop"));
     await expect(turn).rejects.toThrow("stop");
     expect(ended?.outcome).toBe("aborted");

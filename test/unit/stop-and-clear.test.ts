@@ -11,6 +11,7 @@ import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { type Harness, harness, jsonOf } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 import { echoTool } from "../support/tools.js";
+import { waitFor, within } from "../support/wait.js";
 
 const gates = new Map<string, { opened: Promise<void>; open: () => void }>();
 
@@ -64,15 +65,16 @@ async function settled(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-/** Resolves when the runtime next emits `name` (matching `where`). */
-function next<K extends EventName>(h: Harness, name: K, where: (e: RuntimeEvents[K]) => boolean = () => true): Promise<RuntimeEvents[K]> {
-  return new Promise((resolve) => {
+/** Resolves when the runtime next emits `name` (matching `where`); fails, naming the event, if it does not. */
+function next<K extends EventName>(h: Harness, name: K, where?: (e: RuntimeEvents[K]) => boolean): Promise<RuntimeEvents[K]> {
+  const emitted = new Promise<RuntimeEvents[K]>((resolve) => {
     const stop = h.runtime.on(name, (e) => {
-      if (!where(e)) return;
+      if (where && !where(e)) return;
       stop();
       resolve(e);
     });
   });
+  return within(`the runtime's next "${name}" event${where ? ` where ${where}` : ""}`, emitted);
 }
 
 describe("/stop", () => {
@@ -192,7 +194,7 @@ describe("/clear", () => {
     await holding;
     const clear = h.chat({ message: "/clear", session: "r" });
     gate("race-child").open();
-    while (ends.length === 0) await settled();
+    await waitFor("the spawned child to end", () => ends.length > 0);
     await settled();
     expect(ends.map((e) => e.outcome)).toEqual(["done"]);
     gate("race-parent").open();

@@ -10,6 +10,7 @@ import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { ManualTimers } from "../support/timers.js";
 import { testTools } from "../support/tools.js";
+import { within } from "../support/wait.js";
 
 /**
  * agents.defaults.turn_timeout_ms: a turn (its model calls and tools
@@ -79,7 +80,7 @@ describe("a turn's deadline", () => {
     const toolStarted = new Promise<void>((resolve) => runtime.on("tool.start", () => resolve()));
     const turn = send(runtime, "wait for it");
     (await model.calls(1))[0]!.resolve({ toolCalls: [{ id: "w", type: "function", function: { name: "wait", arguments: "{}" } }] });
-    await toolStarted;
+    await within("the wait tool to start", toolStarted);
     timers.fireAll();
     await expect(turn).rejects.toMatchObject({ code: "turn_timeout" });
     expect(ends).toEqual([expect.objectContaining({ outcome: "error", error: expect.stringContaining("(agents.defaults.turn_timeout_ms)") })]);
