@@ -2,10 +2,10 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { builtinConfigSchema } from "../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { GC_NODE_ARGS, collectGarbage, gatewayProject, settled, startGateway } from "./processes.js";
 import { fmt, report } from "./support.js";
+
+const configSchema = builtinConfigSchema();
 
 /**
  * Memory as a user runs the gateway: a separate process started with

@@ -47,7 +47,8 @@ export async function benchTodo(): Promise<Record<string, number>> {
   const store = listView(createPlanStore(SESSIONS));
   const tool = createTodoTool(store);
   const state = new ToolStates().view("todo", "main", "bench");
-  const full: Exec = async (args, s) => (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), signal, state, publish: () => {} })).forLLM;
+  const full: Exec = async (args, s) =>
+    (await tool.execute(args as never, { agentId: "main", sessionKey: key(s), turnId: "t1", callId: "c1", signal, state, publish: () => {} })).forLLM;
 
   // The baseline validates and serialises exactly as the tool does, and keeps nothing.
   const fixed = (validateTodoArgs(plan(0, 0), { agentId: "main", sessionKey: "k" }) as { todos: TodoItem[] }).todos;

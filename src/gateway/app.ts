@@ -125,7 +125,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   mountOpenAi(app, runtime, streams);
 
-  mountFeatureRoutes(app, runtime.routes());
+  mountFeatureRoutes(app, runtime.routes(), { token, maxBodyBytes: MAX_BODY_BYTES });
 
   return app;
 }

@@ -8,10 +8,20 @@
  * so the core never names a feature's event or knows its payload.
  */
 
-/** Every event names the agent and the session it happened in. */
+/**
+ * Every event names the agent and the session it happened in; every event
+ * that happens in a turn names the turn (`turnId`), and in a tool call the
+ * call (`callId`), so a trace ties each one to its turn and call.
+ */
 export interface EventScope {
   agentId: string;
   sessionKey: string;
+}
+
+/** The turn (and tool call) a delivery came from; a command's reply has none. */
+export interface DeliveryOrigin {
+  turnId: string;
+  callId?: string;
 }
 type Scope = EventScope;
 
@@ -53,7 +63,7 @@ export interface RuntimeEvents {
   /** A tool published structured details about its call (`ctx.publish`): for UIs and listeners, never the model. */
   "tool.update": Scope & { turnId: string; tool: string; callId: string; details: unknown };
   /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
-  delivery: Scope & { from: string; text: string };
+  delivery: Scope & { from: string; text: string } & Partial<DeliveryOrigin>;
   /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn, or a one-message conversation, ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
 }

@@ -13,6 +13,7 @@ import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Command } from "./command.js";
 import type { EventBus } from "./events.js";
+import type { PromptSection } from "./prompt.js";
 import type { FeatureRoute } from "./route.js";
 
 /**
@@ -104,6 +105,8 @@ export interface FeatureParts<Api = unknown> {
    */
   sessionState?: readonly SessionScoped[];
   routes?: readonly FeatureRoute[];
+  /** Sections it adds to every turn's system prompt, after the AGENT.md body (bounded, the same while what they show is). */
+  prompt?: readonly PromptSection[];
   /** Warnings worth printing at start-up. */
   warnings?: readonly string[];
   /**

@@ -30,6 +30,7 @@ import { OneMessageSessions } from "./messages/one-message-sessions.js";
 import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
 import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
+import { SystemPrompt } from "./turn/system-prompt.js";
 import { TurnRunner } from "./turn/turn-runner.js";
 import { Work } from "./turn/work.js";
 
@@ -128,6 +129,7 @@ export class Runtime {
       turnTimer: opts.turnTimer ?? realTimer,
       ids: this.ids,
       modelNameOf: (agent) => this.modelNameOf(agent),
+      system: new SystemPrompt(this.features.prompt, this.logger),
     });
     this.pipeline = new MessagePipeline({
       commands: this.commands,

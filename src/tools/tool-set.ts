@@ -52,6 +52,7 @@ export interface CallObserver {
 export interface CallScope {
   readonly agentId: string;
   readonly sessionKey: string;
+  readonly turnId: string;
   readonly signal: AbortSignal;
   readonly observer?: CallObserver;
 }
@@ -176,12 +177,12 @@ export class ToolSet {
       }
     });
     try {
-      const { agentId, sessionKey, observer } = ctx;
+      const { agentId, sessionKey, turnId, observer } = ctx;
       // Details published after the call is over (an abandoned tool carrying on) are dropped.
       const publish = (details: unknown) => {
         if (!signal.aborted) observer?.published(tool.name, call.id, details);
       };
-      const running = Promise.resolve().then(() => tool.execute(args, { agentId, sessionKey, signal, state, publish }));
+      const running = Promise.resolve().then(() => tool.execute(args, { agentId, sessionKey, turnId, callId: call.id, signal, state, publish }));
       return normaliseResult(tool.name, await Promise.race([running, cut]));
     } catch (error) {
       if (ctx.signal.aborted) throw abortReason(ctx.signal);

@@ -11,6 +11,10 @@ import { withJsonSchema } from "./json-schema-tool.js";
 export interface ToolContext<State = unknown> {
   readonly agentId: string;
   readonly sessionKey: string;
+  /** The turn this call is part of, as its events name it (traces tie the call to its turn). */
+  readonly turnId: string;
+  /** This call's id, as the model gave it and the call's events name it. */
+  readonly callId: string;
   /** Aborts on `/stop`, a client that left, shutdown or the time limit: pass it on to `fetch` and timers. */
   readonly signal: AbortSignal;
   /**

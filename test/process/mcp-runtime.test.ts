@@ -3,14 +3,14 @@ import { writeFileSync } from "node:fs";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { mcpServersFeature } from "../../src/features/mcp/feature.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { fixtureServer, testHub } from "../support/mcp.js";
 import { tempDir } from "../support/project.js";
 import { eventually } from "../support/wait.js";
+
+const configSchema = builtinConfigSchema();
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
 

@@ -4,12 +4,12 @@ import net from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";
 import { waitFor, within } from "../support/wait.js";
+
+const configSchema = builtinConfigSchema();
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 

@@ -75,7 +75,7 @@ export function testHub(servers: Record<string, McpServerConfig>, opts: McpHubOp
 }
 
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { agentId: "main", sessionKey: "agent:main:http:s", signal, state: looseState(), publish: () => {} };
+  return { agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1", callId: "c1", signal, state: looseState(), publish: () => {} };
 }
 
 export const toolCall = (name: string, args: unknown = {}, id = "c1") => ({

@@ -4,7 +4,7 @@ import path from "node:path";
 import { onTestFinished } from "vitest";
 import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
 import type { LoadedConfig } from "../../src/config/load.js";
-import { loadConfig } from "../../src/house.js";
+import { type Extensions, loadConfig } from "../../src/house.js";
 import { createApp } from "../../src/gateway/app.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
@@ -86,8 +86,10 @@ export interface HarnessOptions extends ProjectFiles {
   tools?: AnyTool[];
   /** Where to write the project (default: a new temporary folder). */
   dir?: string;
-  /** Features of the embedding program, set up after the built-in ones. */
+  /** Features of the embedding program without config, set up after the built-in ones. */
   features?: Feature[];
+  /** What the embedding program adds to the house (features with config, channel types, stores, providers): given to loadConfig. */
+  extensions?: Extensions;
   token?: string;
   /** Model transport options (e.g. an instant `sleep` so retries do not wait). */
   models?: ModelCatalogOptions;
@@ -114,7 +116,7 @@ function setUp(opts: HarnessOptions) {
     { config: opts.config ?? {}, ...(opts.agents ? { agents: opts.agents } : {}), ...(opts.files ? { files: opts.files } : {}) },
     opts.dir ?? tempDir(),
   );
-  const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir });
+  const loaded = loadConfig({ env: opts.env ?? {}, cwd: dir, ...(opts.extensions ? { extensions: opts.extensions } : {}) });
   const logger = recordingLogger();
   return {
     dir,

@@ -5,11 +5,11 @@ import { loadAgentCatalog, readAgent } from "../../src/agents/catalog.js";
 import { parseAgentFile } from "../../src/agents/frontmatter.js";
 import { ToolPolicy } from "../../src/agents/policy.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { ToolRegistry } from "../../src/tools/registry.js";
 import { writeProject } from "../support/project.js";
 import { echoTool, offTool, whisperTool } from "../support/tools.js";
+
+const configSchema = builtinConfigSchema();
 
 describe("AGENT.md frontmatter", () => {
   it("reads name, description, model and the tool allowlist; the body is the system prompt", () => {

@@ -2,12 +2,12 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { waitFor } from "../support/wait.js";
+
+const configSchema = builtinConfigSchema();
 
 /**
  * The JSON log is the gateway's stderr: a Node warning printed there breaks

@@ -95,6 +95,20 @@ describe("the feature port", () => {
     expect(() => harness({ features: [clash] })).toThrow('tool "todo" from feature "clash" clashes with the tool of that name from the built-in tools');
   });
 
+  it("a route under /v1 takes JSON behind the token only: a raw body or its own auth there stops the gateway being made, naming the route", () => {
+    const routed = (route: object): Feature => ({
+      name: "routed",
+      setup: () => ({ routes: [{ method: "POST", handle: () => ({ json: {} }), ...route }] as never }),
+    });
+    expect(() => harness({ features: [routed({ path: "/v1/hook", body: "raw" })] })).toThrow(
+      "feature route POST /v1/hook: a route under /v1/ takes JSON bodies only; put a raw-body route elsewhere (such as /hooks/<name>)",
+    );
+    expect(() => harness({ features: [routed({ path: "/v1/hook", auth: "none" })] })).toThrow(
+      "feature route POST /v1/hook: every route under /v1/ is behind the gateway's token; put a route that checks its own caller elsewhere",
+    );
+    expect(() => harness({ features: [routed({ path: "hook" })] })).toThrow("feature route POST hook: its path must start with /");
+  });
+
   it("a feature can take input from outside like a chat channel: started with the gateway, messages in, deliveries out, stopped first", async () => {
     const order: string[] = [];
     let host!: FeatureHost;

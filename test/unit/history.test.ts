@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import type { ChatMessage } from "../../src/models/message.js";
 import { cutNote, fitExchange } from "../../src/session/exchange.js";
 import { DEFAULT_HISTORY_LIMITS, SessionCache } from "../../src/session/session-cache.js";
 import { jsonBytes, jsonPrefix } from "../../src/session/size.js";
+
+const configSchema = builtinConfigSchema();
 
 const exchange = (n: number, result = "r"): ChatMessage[] => [
   { role: "user", content: `q${n}` },

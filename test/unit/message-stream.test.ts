@@ -44,10 +44,12 @@ describe("a message's event stream", () => {
     h.runtime.on("plan.updated", (e) => updates.push(e));
     await h.runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: todoWrite("in_progress") });
     await h.runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: todoWrite("completed") });
+    const call = { turnId: expect.any(String), callId: expect.any(String) };
     expect(updates).toEqual([
       {
         agentId: "main",
         sessionKey: "agent:main:http:s",
+        ...call,
         style: "list",
         phases: [{ name: "Todos", tasks: [{ content: "Outline", status: "in_progress" }] }],
         completedTasks: [],
@@ -55,6 +57,7 @@ describe("a message's event stream", () => {
       {
         agentId: "main",
         sessionKey: "agent:main:http:s",
+        ...call,
         style: "list",
         phases: [{ name: "Todos", tasks: [{ content: "Outline", status: "completed" }] }],
         completedTasks: [{ phase: "Todos", content: "Outline" }],

@@ -2,8 +2,6 @@ import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { AbortedError, ModelError } from "../../src/errors.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import { STOPPED_REPLY } from "../../src/runtime/options.js";
@@ -11,6 +9,8 @@ import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { testTools } from "../support/tools.js";
 import { within } from "../support/wait.js";
+
+const configSchema = builtinConfigSchema();
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
 
@@ -92,7 +92,7 @@ describe("turn loop", () => {
     ]);
   });
 
-  it("emits turn, llm and tool events with agent id and session key, the turn's usage summed at its end", async () => {
+  it("emits turn, llm and tool events with agent id, session key and turn id (a tool's and its delivery's with the call id), the turn's usage summed at its end", async () => {
     const model = new ControlledModel();
     const runtime = makeRuntime(model);
     const seen: [string, unknown][] = [];
@@ -110,10 +110,10 @@ describe("turn loop", () => {
       ["llm.response", { ...scope, turnId: "id1", model: "controlled", iteration: 1, toolCalls: 1, durationMs: 5 }],
       ["tool.start", { ...scope, turnId: "id1", tool: "echo", callId: "c1" }],
       ["tool.end", { ...scope, turnId: "id1", tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 5, text: "echo: x" }],
-      ["delivery", { ...scope, from: "echo", text: "echo: x" }],
+      ["delivery", { ...scope, from: "echo", text: "echo: x", turnId: "id1", callId: "c1" }],
       ["llm.request", { ...scope, turnId: "id1", model: "controlled", iteration: 2, messages: 4, tools: 4 }],
       ["llm.response", { ...scope, turnId: "id1", model: "controlled", iteration: 2, toolCalls: 0, durationMs: 5, usage: { inputTokens: 3, outputTokens: 4 } }],
-      ["delivery", { ...scope, from: "agent", text: "done" }],
+      ["delivery", { ...scope, from: "agent", text: "done", turnId: "id1" }],
       ["turn.end", { ...scope, turnId: "id1", outcome: "done", durationMs: 35, usage: { inputTokens: 3, outputTokens: 4 } }],
     ]);
   });

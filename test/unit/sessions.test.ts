@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { loadConfig } from "../../src/house.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { ConfigError } from "../../src/errors.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { harness, jsonOf, writeProject } from "../support/project.js";
+
+const configSchema = builtinConfigSchema();
 
 /** Sessions held in memory: how many, how much, and which go first (README, "Security and limits"). */
 

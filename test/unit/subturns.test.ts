@@ -2,8 +2,6 @@ import { sectionAt } from "../support/project.js";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { AbortedError } from "../../src/errors.js";
 import { EventBus, type RuntimeEvents } from "../../src/port/events.js";
 import { MemoryHistoryStore } from "../../src/session/memory-history.js";
@@ -15,6 +13,8 @@ import { CLEARED, SpawnedChildren } from "../../src/features/subagents/spawned.j
 import { Subturns } from "../../src/features/subagents/subturns.js";
 import { silentLogger } from "../../src/log.js";
 import { realTimer } from "../../src/signals.js";
+
+const configSchema = builtinConfigSchema();
 
 describe("session key helpers", () => {
   const root = sessionKeyFor("main", "http", "s1");
@@ -89,6 +89,7 @@ function setup(subturn: Record<string, number> = {}, tools: Record<string, unkno
   const agent = readAgent("main", "agents/main/AGENT.md", "p").agent;
   const request = (signal = new AbortController().signal, parent = "agent:main:http:s") => ({
     parentKey: parent,
+    parentCall: { turnId: "t1", callId: "call-1" },
     parentAgent: agent,
     agent,
     task: "do it",
@@ -129,11 +130,15 @@ describe("a child's end", () => {
       reply: "ok",
       durationMs: 20,
     });
-    expect(starts).toEqual([{ agentId: "main", sessionKey: result.childKey, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job" }]);
+    const parentCall = { turnId: "t1", callId: "call-1" };
+    expect(starts).toEqual([
+      { agentId: "main", sessionKey: result.childKey, ...parentCall, parentKey: "agent:main:http:s", childKey: result.childKey, label: "job" },
+    ]);
     expect(ends).toEqual([
       {
         agentId: "main",
         sessionKey: result.childKey,
+        ...parentCall,
         parentKey: "agent:main:http:s",
         childKey: result.childKey,
         label: "job",

@@ -16,6 +16,8 @@ function setup(maxPlans = 256) {
   const ctx = (agentId = "main", sessionKey = KEY) => ({
     agentId,
     sessionKey,
+    turnId: "t1",
+    callId: "c1",
     signal: new AbortController().signal,
     state: looseState(),
     publish: (details: unknown) => updates.push({ agentId, sessionKey, ...(details as Omit<RuntimeEvents["plan.updated"], "agentId" | "sessionKey">) }),

@@ -20,7 +20,17 @@ function setup(maxPlans = 256) {
   };
   const tool = createTodoTool(store);
   const run = (args: unknown, agentId = "main", sessionKey = "agent:main:http:s"): Promise<ToolResult> =>
-    Promise.resolve(tool.execute(args as never, { agentId, sessionKey, signal: new AbortController().signal, state: looseState(), publish: () => {} }));
+    Promise.resolve(
+      tool.execute(args as never, {
+        agentId,
+        sessionKey,
+        turnId: "t1",
+        callId: "c1",
+        signal: new AbortController().signal,
+        state: looseState(),
+        publish: () => {},
+      }),
+    );
   return { store, tool, run };
 }
 

@@ -3,13 +3,13 @@ import { z } from "zod";
 import { readAgent } from "../../src/agents/catalog.js";
 import { applyEnvOverrides } from "../../src/config/env.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { Runtime } from "../../src/runtime/runtime.js";
 import { formatBytes } from "../../src/bytes.js";
 import { ToolSet } from "../../src/tools/tool-set.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
+
+const configSchema = builtinConfigSchema();
 
 /**
  * A tool result is capped in the tool engine, before it enters the history:
@@ -29,7 +29,7 @@ const answering = (answer: () => unknown) =>
     execute: () => answer() as ReturnType<typeof toolResult.text>,
   });
 
-const scope = { agentId: "main", sessionKey: "agent:main:http:s", signal: new AbortController().signal };
+const scope = { agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1", signal: new AbortController().signal };
 const call = { id: "c1", type: "function" as const, function: { name: "big", arguments: "{}" } };
 
 describe("the size of a tool result", () => {

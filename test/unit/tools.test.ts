@@ -8,7 +8,7 @@ import { boomTool, echoTool, waitTool, whisperTool } from "../support/tools.js";
 /** A call scope whose observer records what the tool set reports, as the runtime's events would carry it. */
 function context(signal = new AbortController().signal) {
   const seen: { name: string; payload: Record<string, unknown> }[] = [];
-  const scope = { agentId: "main", sessionKey: "agent:main:http:s" };
+  const scope = { agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1" };
   const observer: CallObserver = {
     started: (tool, callId) => seen.push({ name: "tool.start", payload: { ...scope, tool, callId } }),
     ended: (tool, callId, result, durationMs) =>
@@ -42,10 +42,10 @@ describe("tool set", () => {
     const result = await set.execute(call("echo", '{"text":"hi"}'), ctx);
     expect(result).toEqual({ forLLM: "echo: hi", forUser: "echo: hi", silent: false, isError: false });
     expect(seen).toEqual([
-      { name: "tool.start", payload: { agentId: "main", sessionKey: "agent:main:http:s", tool: "echo", callId: "c1" } },
+      { name: "tool.start", payload: { agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1", tool: "echo", callId: "c1" } },
       {
         name: "tool.end",
-        payload: { agentId: "main", sessionKey: "agent:main:http:s", tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 0 },
+        payload: { agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1", tool: "echo", callId: "c1", isError: false, silent: false, durationMs: 0 },
       },
     ]);
   });
@@ -102,9 +102,9 @@ describe("tool set", () => {
     });
     const { ctx, seen } = context();
     expect((await new ToolSet([probe]).execute(call("probe", "{}"), ctx)).forLLM).toBe("main agent:main:http:s");
-    expect(seenKeys).toEqual(["agentId", "publish", "sessionKey", "signal", "state"]);
+    expect(seenKeys).toEqual(["agentId", "callId", "publish", "sessionKey", "signal", "state", "turnId"]);
     expect(seen.map((e) => e.name)).toEqual(["tool.start", "tool.update", "tool.end"]);
-    expect(seen[1]!.payload).toEqual({ agentId: "main", sessionKey: "agent:main:http:s", tool: "probe", callId: "c1", details: { step: 1 } });
+    expect(seen[1]!.payload).toEqual({ agentId: "main", sessionKey: "agent:main:http:s", turnId: "t1", tool: "probe", callId: "c1", details: { step: 1 } });
   });
 
   it("details a tool publishes after its call is over are dropped", async () => {

@@ -1,8 +1,6 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
-
-const configSchema = builtinConfigSchema();
 import { TurnTimeoutError } from "../../src/errors.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import { createApp } from "../../src/gateway/app.js";
@@ -11,6 +9,8 @@ import { ControlledModel, single } from "../support/controlled-model.js";
 import { ManualTimers } from "../support/timers.js";
 import { testTools } from "../support/tools.js";
 import { within } from "../support/wait.js";
+
+const configSchema = builtinConfigSchema();
 
 /**
  * agents.defaults.turn_timeout_ms: a turn (its model calls and tools

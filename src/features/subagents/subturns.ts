@@ -5,7 +5,7 @@ import type { ChatMessage } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
 import { childSessionKey, depth, rootKey } from "../../session/key.js";
 import { joinSignals } from "../../signals.js";
-import type { ChildOutcome } from "./events.js";
+import type { ChildOutcome, ParentCall } from "./events.js";
 import { Places } from "./places.js";
 import type { SubturnLimits } from "./config.js";
 
@@ -19,6 +19,8 @@ import type { SubturnLimits } from "./config.js";
 
 export interface ChildRequest {
   parentKey: string;
+  /** The parent's turn and the tool call that asks for the child. */
+  parentCall: ParentCall;
   parentAgent: AgentDefinition;
   /** The agent the child runs as. */
   agent: AgentDefinition;
@@ -136,7 +138,14 @@ export class Subturns {
     let error: string | undefined;
     this.running.set(childKey, child);
     try {
-      host.events.emit("subagent.start", { agentId: request.agent.id, sessionKey: childKey, parentKey: request.parentKey, childKey, label: request.label });
+      host.events.emit("subagent.start", {
+        agentId: request.agent.id,
+        sessionKey: childKey,
+        ...request.parentCall,
+        parentKey: request.parentKey,
+        childKey,
+        label: request.label,
+      });
       host.notify(user, "subagent.start", notice);
       reply = await host.runTurn(request.agent, childKey, childMessage(request), signal);
       outcome = "done";
@@ -153,6 +162,7 @@ export class Subturns {
       host.events.emit("subagent.end", {
         agentId: request.agent.id,
         sessionKey: childKey,
+        ...request.parentCall,
         parentKey: request.parentKey,
         childKey,
         label: request.label,

@@ -59,7 +59,18 @@ async function runNow(host: SubagentToolsHost, ctx: ToolContext, target: AgentDe
   if (refusal) return toolResult.error(refusal);
   const release = await host.subturns.slot(ctx.sessionKey, ctx.signal);
   if (typeof release === "string") return toolResult.error(release);
-  const { done } = host.subturns.start({ parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: text, label: name, signal: ctx.signal }, release);
+  const { done } = host.subturns.start(
+    {
+      parentKey: ctx.sessionKey,
+      parentCall: { turnId: ctx.turnId, callId: ctx.callId },
+      parentAgent: caller,
+      agent: target,
+      task: text,
+      label: name,
+      signal: ctx.signal,
+    },
+    release,
+  );
   const result = await done;
   if (ctx.signal.aborted) throw abortReason(ctx.signal);
   return reportResult(result, host.deliverReplies);
@@ -130,7 +141,15 @@ export function createSubagentTools(host: SubagentToolsHost): SubagentTools {
     const child = host.spawned.add(ctx.sessionKey);
     const signals = joinSignals([stop.signal, child.signal]);
     const started = host.subturns.start(
-      { parentKey: ctx.sessionKey, parentAgent: caller, agent: target, task: args.task, label: name, signal: signals.signal },
+      {
+        parentKey: ctx.sessionKey,
+        parentCall: { turnId: ctx.turnId, callId: ctx.callId },
+        parentAgent: caller,
+        agent: target,
+        task: args.task,
+        label: name,
+        signal: signals.signal,
+      },
       release,
     );
     const ended = started.done.finally(() => {

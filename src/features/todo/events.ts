@@ -12,7 +12,7 @@ export interface PlanUpdate {
 
 declare module "../../port/events.js" {
   interface RuntimeEvents {
-    /** A todo plan changed, by the model's tool call or the user's /todo. */
-    "plan.updated": EventScope & PlanUpdate;
+    /** A todo plan changed, by the model's tool call (its turn and call named) or the user's /todo (none). */
+    "plan.updated": EventScope & PlanUpdate & { turnId?: string; callId?: string };
   }
 }

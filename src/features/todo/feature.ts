@@ -35,13 +35,15 @@ export const todoFeature = defineFeature({
     const store = createPlanStore(section.max_plans);
     const styleOf = (agent: AgentDefinition): TodoStyle => (agent.settings.todo_style as TodoStyle | undefined) ?? section.style;
     // A plan changed: the event, and a notice to the session's open streams (a UI's plan panel), the same for both styles.
-    const updated = (agentId: string, sessionKey: string, update: PlanUpdate) => {
-      events.emit("plan.updated", { agentId, sessionKey, ...update });
+    const updated = (agentId: string, sessionKey: string, update: PlanUpdate, call?: { turnId: string; callId: string }) => {
+      events.emit("plan.updated", { agentId, sessionKey, ...call, ...update });
       host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
     };
     // What the tools publish (`ctx.publish`) is the plan after their change.
     events.on("tool.update", (e) => {
-      if (e.tool === TODO_TOOL) updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange));
+      if (e.tool === TODO_TOOL) {
+        updated(e.agentId, e.sessionKey, planUpdate(e.details as PlanUpdate | ListPlanChange), { turnId: e.turnId, callId: e.callId });
+      }
     });
     const phasesTool = createPhasesTool(phasesView(store));
 

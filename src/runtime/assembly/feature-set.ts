@@ -2,6 +2,7 @@ import { sectionsOf } from "../../config/layout.js";
 import { messageOf } from "../../errors.js";
 import type { Command } from "../../port/command.js";
 import { type Capability, EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../../port/feature.js";
+import { MAX_SECTION_BYTES, type PromptSection } from "../../port/prompt.js";
 import type { FeatureRoute } from "../../port/route.js";
 import type { SessionScoped } from "../../session/state.js";
 import type { AnyTool } from "../../tools/registry.js";
@@ -22,6 +23,7 @@ export class FeatureSet {
   readonly commands: Command[] = [];
   readonly sessionState: SessionScoped[] = [];
   readonly routes: FeatureRoute[] = [];
+  readonly prompt: PromptSection[] = [];
   readonly warnings: string[] = [];
   private readonly starters: { name: string; start: Step }[] = [];
   private readonly stoppers: Step[] = [];
@@ -44,6 +46,12 @@ export class FeatureSet {
       this.commands.push(...(parts.commands ?? []));
       this.sessionState.push(...(parts.sessionState ?? []));
       this.routes.push(...(parts.routes ?? []));
+      for (const section of parts.prompt ?? []) {
+        if (!Number.isInteger(section.maxBytes) || section.maxBytes < 1 || section.maxBytes > MAX_SECTION_BYTES) {
+          throw new TypeError(`feature "${feature.name}": prompt section "${section.name}": maxBytes must be a whole number from 1 to ${MAX_SECTION_BYTES}`);
+        }
+        this.prompt.push(section);
+      }
       this.warnings.push(...(parts.warnings ?? []));
       if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
       if (parts.stop) this.stoppers.push(parts.stop.bind(parts));

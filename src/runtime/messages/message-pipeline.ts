@@ -1,6 +1,6 @@
 import type { AgentDefinition } from "../../agents/agent.js";
 import { AbortedError, RequestError } from "../../errors.js";
-import type { EventBus } from "../../port/events.js";
+import type { DeliveryOrigin, EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import { CHAT_ID, parseSessionKey, rootKey, sessionKeyFor } from "../../session/key.js";
 import type { TurnOrder } from "../../session/turn-order.js";
@@ -83,10 +83,10 @@ export class MessagePipeline {
     const signal = joined.signal;
     const delivered: Delivery[] = [];
     let watch: MessageWatch | undefined;
-    const deliver = (delivery: Delivery) => {
+    const deliver = (delivery: Delivery, origin?: DeliveryOrigin) => {
       delivered.push(delivery);
       watch?.delivered(delivery);
-      events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery });
+      events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery, ...origin });
       outbox.publish(sessionKey, { type: "delivery", ...delivery });
     };
 
@@ -139,8 +139,8 @@ export class MessagePipeline {
   }
 
   /** A delivery outside any request: to the event bus, and kept for the session until a stream takes it. */
-  deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void {
-    this.parts.events.emit("delivery", { agentId, sessionKey, ...delivery });
+  deliverLater(agentId: string, sessionKey: string, delivery: Delivery, origin?: DeliveryOrigin): void {
+    this.parts.events.emit("delivery", { agentId, sessionKey, ...delivery, ...origin });
     this.parts.outbox.publish(sessionKey, { type: "delivery", ...delivery }, true);
   }
 
@@ -154,7 +154,9 @@ export class MessagePipeline {
     const task = this.parts.locks
       .run(sessionKey, async () => {
         signals.signal.throwIfAborted();
-        const result = await this.parts.turns.run(agent, sessionKey, text, signals.signal, (delivery) => this.deliverLater(agent.id, sessionKey, delivery));
+        const result = await this.parts.turns.run(agent, sessionKey, text, signals.signal, (delivery, origin) =>
+          this.deliverLater(agent.id, sessionKey, delivery, origin),
+        );
         return result.reply;
       })
       .finally(() => {

@@ -2,7 +2,7 @@ import type { AgentDefinition } from "../../agents/agent.js";
 import type { ToolPolicy } from "../../agents/policy.js";
 import type { Config } from "../../config/schema.js";
 import { RequestError, messageOf } from "../../errors.js";
-import type { EventBus } from "../../port/events.js";
+import type { DeliveryOrigin, EventBus } from "../../port/events.js";
 import type { Clock, Delivery } from "../../port/feature.js";
 import type { HistoryStore } from "../../session/history.js";
 import { isSubagentKey } from "../../session/key.js";
@@ -11,6 +11,7 @@ import type { Timer } from "../../signals.js";
 import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
 import type { ModelProvider } from "../../models/provider.js";
+import type { SystemPrompt } from "./system-prompt.js";
 import { type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
 
@@ -35,6 +36,8 @@ export interface TurnDeps {
   turnTimer: Timer;
   ids: () => string;
   modelNameOf(agent: AgentDefinition): string;
+  /** The system prompt of a turn: the agent's, with the features' sections. */
+  system: SystemPrompt;
 }
 
 /**
@@ -70,7 +73,7 @@ export class TurnRunner {
     sessionKey: string,
     text: string,
     signal: AbortSignal,
-    deliver: (d: Delivery) => void,
+    deliver: (d: Delivery, origin: DeliveryOrigin) => void,
     images: readonly ImageInput[] = [],
     oneTurn = false,
   ): Promise<TurnResult> {
@@ -85,7 +88,9 @@ export class TurnRunner {
     try {
       // Held while the turn runs: a session in use is never evicted.
       release = await deps.history.hold(sessionKey);
+      const system = await deps.system.for(agent, sessionKey, signal);
       const result = await runTurn({
+        system,
         ...(note === undefined ? {} : { note }),
         turnId,
         agent,

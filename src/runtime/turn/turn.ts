@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../../agents/agent.js";
 import type { EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
+import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
 import { type ChatMessage, type ContentPart, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider } from "../../models/provider.js";
@@ -13,6 +14,8 @@ import { type TokenUsage, UsageSum } from "./usage.js";
 export interface TurnInput {
   turnId: string;
   agent: AgentDefinition;
+  /** The system prompt: the agent's, with the features' sections (system-prompt.ts). */
+  system: string;
   sessionKey: string;
   text: string;
   /** Images sent with the message (checked by the runtime before the turn). */
@@ -26,7 +29,8 @@ export interface TurnInput {
   timer: Timer;
   history: HistoryStore;
   events: EventBus;
-  deliver: (delivery: Delivery) => void;
+  /** What the user sees, with the turn (and tool call) it came from. */
+  deliver: (delivery: Delivery, origin: DeliveryOrigin) => void;
   now: () => number;
   /** A system note for this turn only (not kept in history), just before the new message. */
   note?: string;
@@ -74,12 +78,12 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
 async function loop(input: TurnInput): Promise<TurnResult> {
   const { agent, sessionKey, signal, provider, tools, events } = input;
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
-  const prefix: ChatMessage[] = agent.prompt ? [{ role: "system", content: agent.prompt }] : [];
+  const prefix: ChatMessage[] = input.system ? [{ role: "system", content: input.system }] : [];
   const history = await input.history.get(sessionKey);
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();
-  const toolContext: CallScope = { agentId: agent.id, sessionKey, signal, observer: toolEvents(events, scope) };
+  const toolContext: CallScope = { agentId: agent.id, sessionKey, turnId: input.turnId, signal, observer: toolEvents(events, scope) };
   const usage = new UsageSum();
   // The model's text is shown as it streams (`text.delta`); what the reply adds after it (a note) follows it.
   let streamed = 0;
@@ -117,7 +121,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       showRest(reply, (response.text ?? "").slice(0, streamed));
       added.push({ role: "assistant", content: reply });
       await input.history.append(sessionKey, added.map(withoutThinking));
-      if (reply) input.deliver({ from: "agent", text: reply });
+      if (reply) input.deliver({ from: "agent", text: reply }, { turnId: input.turnId });
       return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
     }
 
@@ -140,7 +144,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
         content: result.forLLM,
         ...(result.isError ? { is_error: true } : {}),
       });
-      if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser });
+      if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser }, { turnId: input.turnId, callId: call.id });
     });
   }
 
@@ -149,7 +153,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   showRest(reply, "");
   added.push({ role: "assistant", content: reply });
   await input.history.append(sessionKey, added.map(withoutThinking));
-  input.deliver({ from: "agent", text: reply });
+  input.deliver({ from: "agent", text: reply }, { turnId: input.turnId });
   return { reply, hitLimit: true, cutOff: false, ...usage.total() };
 }
 

@@ -1,0 +1,47 @@
+import type { AgentDefinition } from "../../agents/agent.js";
+import { cutToBytes } from "../../bytes.js";
+import { abortReason, messageOf } from "../../errors.js";
+import type { Logger } from "../../log.js";
+import type { PromptSection } from "../../port/prompt.js";
+
+/**
+ * The system prompt of a turn: the AGENT.md body, then the features'
+ * sections in their order, each within its bound. The same inputs give the
+ * same text, byte for byte (a provider's prompt caching depends on it). A
+ * section that fails is left out of that turn, with a warning: the turn
+ * goes on.
+ */
+export class SystemPrompt {
+  /** `sections`: the features' (collected as they are set up; each bound is checked then). */
+  constructor(
+    private readonly sections: readonly PromptSection[],
+    private readonly logger: Logger,
+  ) {}
+
+  async for(agent: AgentDefinition, sessionKey: string, signal: AbortSignal): Promise<string> {
+    if (this.sections.length === 0) return agent.prompt;
+    const parts = agent.prompt === "" ? [] : [agent.prompt];
+    for (const section of this.sections) {
+      let text: string | undefined;
+      try {
+        text = await section.text({ agent, sessionKey, signal });
+      } catch (error) {
+        if (signal.aborted) throw abortReason(signal);
+        this.logger.warn(`prompt section "${section.name}" failed for ${sessionKey}, left out of this turn: ${messageOf(error)}`);
+        continue;
+      }
+      if (text !== undefined && text.trim() !== "") parts.push(bounded(section, text.trim()));
+    }
+    return parts.join("\n\n");
+  }
+}
+
+/** The section's text within its bytes: cut at the last whole line that fits, with a note saying so. */
+function bounded(section: PromptSection, text: string): string {
+  if (Buffer.byteLength(text, "utf8") <= section.maxBytes) return text;
+  const note = `\n[The ${section.name} section was cut: it is over ${section.maxBytes} bytes.]`;
+  const room = Math.max(0, section.maxBytes - Buffer.byteLength(note, "utf8"));
+  const start = cutToBytes(text, room);
+  const line = start.lastIndexOf("\n");
+  return `${line > 0 ? start.slice(0, line) : start}${note}`;
+}
