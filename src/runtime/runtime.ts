@@ -6,23 +6,24 @@ import { reservedToolKeys } from "../config/layout.js";
 import type { Config } from "../config/schema.js";
 import { AbortedError, RequestError, messageOf } from "../errors.js";
 import { EventBus, type EventName, type Listener } from "../port/events.js";
-import type { Clock, Delivery, Feature, FeatureHost } from "../port/feature.js";
+import type { Clock, Delivery, Feature } from "../port/feature.js";
 import type { FeatureRoute } from "../port/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { HistoryPage, HistoryStore } from "../session/history.js";
-import { MemoryHistoryStore } from "../session/memory-history.js";
-import { agentOfKey, oneMessageKey, parseSessionKey, rootKey } from "../session/key.js";
+import { agentOfKey } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
-import { type Timer, realTimer } from "../signals.js";
+import { realTimer } from "../signals.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
-import { KeyQueue } from "../session/key-queue.js";
 import type { TurnOrder } from "../session/turn-order.js";
-import { type FeatureStateStore, MemoryFeatureState, stateView } from "../session/feature-state.js";
-import { Outbox, type SessionOutbox, type Subscription } from "../session/outbox.js";
-import { type StopBoard, StopSwitches } from "../session/stop-switches.js";
+import { type FeatureStateStore, stateView } from "../session/feature-state.js";
+import type { SessionOutbox, Subscription } from "../session/outbox.js";
+import type { StopBoard } from "../session/stop-switches.js";
+import { withInProcessPorts } from "./assembly/session-ports.js";
+import { featureHost } from "./host.js";
+import { SessionClearing } from "./messages/session-clearing.js";
 import { FeatureSet } from "./assembly/feature-set.js";
 import { MessageWatches } from "./streams/message-stream.js";
 import { MessagePipeline } from "./messages/message-pipeline.js";
@@ -49,7 +50,6 @@ export class Runtime {
   private readonly policy: ToolPolicy;
   private readonly history: HistoryStore;
   private readonly clock: Clock;
-  private readonly timer: Timer;
   private readonly ids: () => string;
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
@@ -73,37 +73,31 @@ export class Runtime {
   /** Sessions of conversations the client keeps (`converse`), released when their message ends. */
   private readonly oneMessage: OneMessageSessions;
   private readonly pipeline: MessagePipeline;
+  /** `/clear` and `/stop`. */
+  private readonly clearing: SessionClearing;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
     this.agents = opts.agents;
     this.clock = opts.clock ?? { now: () => Date.now() };
-    this.timer = opts.timer ?? realTimer;
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
-    const { defaults } = this.config.agents;
-    this.history =
-      opts.history ??
-      new MemoryHistoryStore({
-        maxMessages: defaults.max_history_messages,
-        maxBytes: defaults.max_history_bytes,
-        maxSessions: this.config.session.max_sessions,
-        maxTotalBytes: this.config.session.max_bytes,
-      });
-    this.locks = opts.order ?? new KeyQueue();
-    this.state = opts.state ?? new MemoryFeatureState();
-    this.stops = opts.stops ?? new StopSwitches();
-    this.outbox =
-      opts.outbox ??
-      new Outbox({
-        dropped: (key, count) => this.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
-        overflowed: (key, items, bytes) =>
-          this.logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
-      });
+    const ports = withInProcessPorts(opts, this.config, this.logger);
+    this.history = ports.history;
+    this.locks = ports.order;
+    this.stops = ports.stops;
+    this.outbox = ports.outbox;
+    this.state = ports.state;
     this.watches = new MessageWatches(this.events);
-    this.oneMessage = new OneMessageSessions({ history: this.history, lifecycle: this.lifecycle, outbox: this.outbox, events: this.events });
+    this.oneMessage = new OneMessageSessions({
+      history: this.history,
+      lifecycle: this.lifecycle,
+      outbox: this.outbox,
+      events: this.events,
+      acceptImages: (agent, images) => this.turns.acceptImages(agent, images),
+    });
     announceTurns(this.events, (sessionKey, notice) => this.outbox.publish(sessionKey, notice));
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
@@ -144,51 +138,46 @@ export class Runtime {
       shutdown: this.shutdown.signal,
       closing: () => this.closing,
     });
-    this.features.install(opts.features ?? [], this.host(), this.config, [...(opts.tools ?? [])], (feature) => ({
-      state: stateView(this.state, feature.name),
-    }));
-    for (const command of this.features.commands) this.commands.add(command);
-    for (const owner of this.features.sessionState) this.lifecycle.register(owner);
-    this.warnings.push(...this.features.warnings);
-    this.commands.add(clearCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
-    this.commands.add(newCommand((_agentId, sessionKey) => this.clearNow(sessionKey)));
-    this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
-    this.commands.add(helpCommand(this.commands));
-    this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
-  }
-
-  /** What features get: the runtime's capabilities, as closures over its private parts (`state` is each feature's own). */
-  private host(): Omit<FeatureHost, "state"> {
-    return {
+    this.clearing = new SessionClearing({
+      work: this.work,
+      background: this.background,
+      lifecycle: this.lifecycle,
+      outbox: this.outbox,
+      history: this.history,
+      events: this.events,
+      stops: this.stops,
+    });
+    const host = featureHost({
       defaultAgentId: this.config.agents.default,
       agents: this.agents,
+      agent: (agentId) => this.agent(agentId),
       events: this.events,
       history: this.history,
       logger: this.logger,
       clock: this.clock,
-      timer: this.timer,
+      timer: opts.timer ?? realTimer,
       ids: this.ids,
-      agent: (agentId) => this.agent(agentId),
-      hasTool: (agentId, tool) => this.policy.toolSet(this.agent(agentId)).has(tool),
-      noteForNextTurn: (agentId, sessionKey, note) => this.notes.set(agentId, sessionKey, note),
-      runTurn: (agent, sessionKey, text, signal) =>
-        this.locks.run(sessionKey, async () => (await this.turns.run(agent, sessionKey, text, signal, () => {})).reply),
-      runBackgroundTurn: (agent, sessionKey, text) => this.pipeline.backgroundTurn(agent, sessionKey, text),
-      deliverLater: (agentId, sessionKey, delivery) => this.pipeline.deliverLater(agentId, sessionKey, delivery),
-      notify: (sessionKey, event, data) => {
-        this.outbox.publish(sessionKey, { type: "notice", event, data });
-        this.watches.notice(sessionKey, event, data);
-      },
-      holdStop: (sessionKey) => this.pipeline.holdStop(sessionKey),
-      track: (work) => this.work.track(work),
-      releaseSession: (sessionKey) => this.lifecycle.clear(sessionKey, "release"),
-      addTools: (tools, origin) => {
-        for (const clash of this.features.addLate(tools, origin)) this.logger.warn(clash);
-        this.policy.refresh();
-      },
+      policy: this.policy,
+      notes: this.notes,
+      locks: this.locks,
+      turns: this.turns,
+      pipeline: this.pipeline,
+      outbox: this.outbox,
+      watches: this.watches,
+      work: this.work,
+      lifecycle: this.lifecycle,
+      features: this.features,
       handleMessage: (input) => this.handleMessage(input),
-      subscribe: (sessionKey, subscriber) => this.outbox.feed(sessionKey, subscriber),
-    };
+    });
+    this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }));
+    for (const command of this.features.commands) this.commands.add(command);
+    for (const owner of this.features.sessionState) this.lifecycle.register(owner);
+    this.warnings.push(...this.features.warnings);
+    this.commands.add(clearCommand((_agentId, sessionKey) => this.clearing.clear(sessionKey)));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.clearing.clear(sessionKey)));
+    this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
+    this.commands.add(helpCommand(this.commands));
+    this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
   }
 
   /**
@@ -259,42 +248,14 @@ export class Runtime {
     return this.outbox.drain(sessionKey);
   }
 
-  /**
-   * Empties a session as `/clear` does, waiting its turn on the session lock
-   * like `/clear`: nothing from before comes back (see `clearNow`).
-   */
+  /** Empties a session as `/clear` does, waiting its turn on the session lock like `/clear`: nothing from before comes back. */
   async clearSession(sessionKey: string): Promise<void> {
-    await this.locks.run(sessionKey, () => this.clearNow(sessionKey));
-  }
-
-  /**
-   * Empties a session (the caller holds its lock): background turns asked
-   * for it are dropped; every per-session store forgets it, and the
-   * features stop what they run for it (spawned subagents, whose results are
-   * voided); then the histories of the session and of every subagent below
-   * it (kept ones too) and the deliveries kept for it go. Returns how many
-   * subagents were running below it.
-   */
-  private async clearNow(sessionKey: string): Promise<number> {
-    const subagents = this.work.runningBelow(sessionKey);
-    this.background.drop(sessionKey, new AbortedError("the session was cleared"));
-    try {
-      await this.lifecycle.clear(sessionKey, "clear");
-    } finally {
-      // Last: what the clear stopped may have kept a history or a delivery on its way out.
-      await this.outbox.clearSession(sessionKey);
-      // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
-      await this.history.clear(sessionKey);
-      await this.history.clearBelow(sessionKey);
-    }
-    this.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
-    return subagents;
+    await this.locks.run(sessionKey, () => this.clearing.clear(sessionKey));
   }
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
-  async stop(sessionKey: string): Promise<{ stopped: boolean; subagents: number }> {
-    const subagents = this.work.runningBelow(sessionKey);
-    return { stopped: await this.stops.stop(rootKey(sessionKey)), subagents };
+  stop(sessionKey: string): Promise<{ stopped: boolean; subagents: number }> {
+    return this.clearing.stop(sessionKey);
   }
 
   /**
@@ -323,16 +284,7 @@ export class Runtime {
   /** What `converse` would refuse before anything runs: `checkMessage`'s checks, and the images of the conversation's earlier messages. */
   checkConversation(input: Omit<ConversationInput, "signal" | "onEvent">): void {
     this.checkMessage({ ...input, chatId: "ephemeral" });
-    this.checkEarlierImages(this.agent(input.agentId), input.history);
-  }
-
-  /** Refuses images in a conversation's earlier messages that the agent's model cannot take (the new message's are checked as it runs). */
-  private checkEarlierImages(agent: AgentDefinition, history: ConversationInput["history"]): void {
-    for (const message of history) {
-      if (message.role !== "user" || typeof message.content === "string") continue;
-      const images = message.content.flatMap((part) => (part.type === "image_url" ? [part.image_url] : []));
-      if (images.length > 0) this.turns.acceptImages(agent, images);
-    }
+    this.oneMessage.checkEarlierImages(this.agent(input.agentId), input.history);
   }
 
   /**
@@ -345,12 +297,7 @@ export class Runtime {
    */
   async converse(input: ConversationInput): Promise<MessageOutcome> {
     if (this.closing) throw new AbortedError("the gateway is shutting down");
-    const own = this.agent(input.agentId);
-    this.checkEarlierImages(own, input.history);
-    const system = (input.system ?? []).filter((text) => text.trim() !== "");
-    const agent = system.length === 0 ? own : { ...own, prompt: [own.prompt, ...system].filter((text) => text !== "").join("\n\n") };
-    const sessionKey = oneMessageKey(agent.id, input.channel, this.ids());
-    if (!parseSessionKey(sessionKey)) throw new RequestError("invalid_request", `channel: not a valid channel name: ${JSON.stringify(input.channel)}`);
+    const { agent, sessionKey } = this.oneMessage.open(this.agent(input.agentId), input, this.ids());
     return this.oneMessage.run(sessionKey, input.history, () => this.pipeline.run(agent, sessionKey, input, true));
   }
 

@@ -320,6 +320,45 @@ describe("architecture", () => {
   });
 });
 
+describe("README's architecture tables", () => {
+  const readme = readFileSync(path.resolve(import.meta.dirname, "..", "..", "README.md"), "utf8").split("\n");
+  /** The rows of the table whose header line is `header`, as cells. */
+  const rows = (header: string): string[][] => {
+    const start = readme.indexOf(header);
+    expect(start, `README has no table headed ${header}`).toBeGreaterThan(-1);
+    const body: string[][] = [];
+    for (const line of readme.slice(start + 2)) {
+      if (!line.startsWith("|")) break;
+      body.push(
+        line
+          .split("|")
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    }
+    return body;
+  };
+  const mayImport = (cell: string) => (cell === "nothing" ? [] : cell.split(",").map((room) => room.trim())).sort();
+
+  it("the room table names every room, with what its rule lets it import, and files that are in it", () => {
+    const table = rows("| room | files | may import | why |");
+    expect(table.map(([room]) => room).sort()).toEqual(Object.keys(RULES).sort());
+    for (const [room, filesCell, may] of table) {
+      expect(mayImport(may!), `README's row of ${room}`).toEqual([...RULES[room as Room].may].sort());
+      for (const [, named] of filesCell!.matchAll(/`([^`]+)`/g)) {
+        const file = named!.endsWith("/") ? `${named!.replace("<name>", "x")}x.ts` : named!;
+        expect(roomOf(file), `README puts ${named} in ${room}`).toBe(room);
+      }
+    }
+  });
+
+  it("the runtime room table says what the runtime's rules say", () => {
+    const table = rows("| runtime room | may import | why |");
+    expect(table.map(([room]) => room).sort()).toEqual(Object.keys(RUNTIME_RULES).sort());
+    for (const [room, may] of table) expect(mayImport(may!), `README's row of runtime/${room}`).toEqual([...RUNTIME_RULES[room as RuntimeRoom].may].sort());
+  });
+});
+
 describe("the chat page (web/src)", () => {
   const WEB = path.resolve(import.meta.dirname, "..", "..", "web", "src");
   const pageFiles = readdirSync(WEB).filter((name) => name.endsWith(".ts"));

@@ -1,0 +1,72 @@
+import type { AgentDefinition } from "../agents/agent.js";
+import type { ToolPolicy } from "../agents/policy.js";
+import type { Logger } from "../log.js";
+import type { EventBus } from "../port/events.js";
+import type { ChatInput, ChatOutcome, Clock, FeatureHost } from "../port/feature.js";
+import type { HistoryStore } from "../session/history.js";
+import type { SessionOutbox } from "../session/outbox.js";
+import type { SessionLifecycle, SessionState } from "../session/state.js";
+import type { TurnOrder } from "../session/turn-order.js";
+import type { Timer } from "../signals.js";
+import type { FeatureSet } from "./assembly/feature-set.js";
+import type { MessagePipeline } from "./messages/message-pipeline.js";
+import type { MessageWatches } from "./streams/message-stream.js";
+import type { TurnRunner } from "./turn/turn-runner.js";
+import type { Work } from "./turn/work.js";
+
+/** The runtime's parts a feature host is made of. */
+export interface HostParts {
+  defaultAgentId: string;
+  agents: ReadonlyMap<string, AgentDefinition>;
+  agent(agentId: string): AgentDefinition;
+  events: EventBus;
+  history: HistoryStore;
+  logger: Logger;
+  clock: Clock;
+  timer: Timer;
+  ids: () => string;
+  policy: ToolPolicy;
+  notes: SessionState<string>;
+  locks: TurnOrder;
+  turns: TurnRunner;
+  pipeline: MessagePipeline;
+  outbox: SessionOutbox;
+  watches: MessageWatches;
+  work: Work;
+  lifecycle: SessionLifecycle;
+  features: FeatureSet;
+  handleMessage(input: ChatInput): Promise<ChatOutcome>;
+}
+
+/** What features get: the runtime's capabilities, as closures over its parts (`state` is each feature's own, added when it is set up). */
+export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
+  return {
+    defaultAgentId: p.defaultAgentId,
+    agents: p.agents,
+    events: p.events,
+    history: p.history,
+    logger: p.logger,
+    clock: p.clock,
+    timer: p.timer,
+    ids: p.ids,
+    agent: (agentId) => p.agent(agentId),
+    hasTool: (agentId, tool) => p.policy.toolSet(p.agent(agentId)).has(tool),
+    noteForNextTurn: (agentId, sessionKey, note) => p.notes.set(agentId, sessionKey, note),
+    runTurn: (agent, sessionKey, text, signal) => p.locks.run(sessionKey, async () => (await p.turns.run(agent, sessionKey, text, signal, () => {})).reply),
+    runBackgroundTurn: (agent, sessionKey, text) => p.pipeline.backgroundTurn(agent, sessionKey, text),
+    deliverLater: (agentId, sessionKey, delivery) => p.pipeline.deliverLater(agentId, sessionKey, delivery),
+    notify: (sessionKey, event, data) => {
+      p.outbox.publish(sessionKey, { type: "notice", event, data });
+      p.watches.notice(sessionKey, event, data);
+    },
+    holdStop: (sessionKey) => p.pipeline.holdStop(sessionKey),
+    track: (work) => p.work.track(work),
+    releaseSession: (sessionKey) => p.lifecycle.clear(sessionKey, "release"),
+    addTools: (tools, origin) => {
+      for (const clash of p.features.addLate(tools, origin)) p.logger.warn(clash);
+      p.policy.refresh();
+    },
+    handleMessage: (input) => p.handleMessage(input),
+    subscribe: (sessionKey, subscriber) => p.outbox.feed(sessionKey, subscriber),
+  };
+}
