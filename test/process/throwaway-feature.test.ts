@@ -9,10 +9,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { MASK, maskSecrets } from "../../src/config/mask.js";
-import type { ConfigError } from "../../src/errors.js";
 import { loadConfig } from "../../src/house.js";
 import { guestbookFeature } from "../fixtures/features/guestbook/feature.js";
-import { harness, jsonOf, openaiConfig, sectionAt, writeProject } from "../support/project.js";
+import { harness, jsonOf, openaiConfig, problemsOf, sectionAt, writeProject } from "../support/project.js";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
 
 const model = useScriptedModel();
@@ -34,13 +33,7 @@ describe("a feature added from one folder", () => {
     expect(sectionAt(h.loaded.config, "tools.sign")).toEqual({ enabled: true, max_name_bytes: 64 });
     expect(sectionAt(maskSecrets(h.loaded.config, h.loaded), "guestbook").hook_secret).toBe(MASK);
     const dir = writeProject({ config: { guestbook: { max_entries: 0 }, tools: { sign: { colour: "red" } } } });
-    let problems: readonly string[] = [];
-    try {
-      loadConfig({ env: { PICOCLAW_TOOLS_SIGN_ENABLED: "maybe" }, cwd: dir, extensions });
-    } catch (error) {
-      problems = (error as ConfigError).problems;
-    }
-    expect(problems).toEqual([
+    expect(problemsOf(() => loadConfig({ env: { PICOCLAW_TOOLS_SIGN_ENABLED: "maybe" }, cwd: dir, extensions }))).toEqual([
       'PICOCLAW_TOOLS_SIGN_ENABLED: expected true, false, 1 or 0, got "maybe"',
       'tools.sign: unknown key "colour"',
       "guestbook.max_entries: must be >= 1",

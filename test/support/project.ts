@@ -6,6 +6,7 @@ import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
 import type { LoadedConfig } from "../../src/config/load.js";
 import { type Extensions, loadConfig } from "../../src/house.js";
 import { createApp } from "../../src/gateway/app.js";
+import { ConfigError } from "../../src/errors.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
@@ -175,6 +176,17 @@ export function openaiConfig(url: string, extra: Record<string, unknown> = {}): 
 /** The section of a loaded config at a dotted path (`tools.todo`), untyped: a feature's sections are typed by its own schema, not by `Config`. */
 // biome-ignore lint/suspicious/noExplicitAny: a config section read by path
 export const sectionAt = (config: unknown, path: string): any => path.split(".").reduce<any>((node, key) => node?.[key], config);
+
+/** The problems of the ConfigError `fn` throws (a test fails when it throws none, or another error). */
+export function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
 
 /** A response's JSON body, untyped (tests assert on its shape). */
 // biome-ignore lint/suspicious/noExplicitAny: response JSON

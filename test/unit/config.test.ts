@@ -2,18 +2,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { usableModelEntry } from "../../src/config/load.js";
 import { loadConfig } from "../../src/house.js";
-import { ConfigError } from "../../src/errors.js";
-import { sectionAt, tempDir, writeProject } from "../support/project.js";
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return [...error.problems];
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { problemsOf, sectionAt, tempDir, writeProject } from "../support/project.js";
 
 const load = (config: unknown, env: Record<string, string> = {}) => loadConfig({ env, cwd: writeProject({ config, agents: {} }) });
 

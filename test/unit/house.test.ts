@@ -10,7 +10,6 @@ import { bootstrap } from "../../src/bootstrap.js";
 import { channelEntry } from "../../src/config/channel-schema.js";
 import { configJsonSchema } from "../../src/config/json-schema.js";
 import { maskSecrets, MASK } from "../../src/config/mask.js";
-import { ConfigError } from "../../src/errors.js";
 import { loadConfig } from "../../src/house.js";
 import type { ProviderAdapter } from "../../src/models/adapter.js";
 import type { ChannelType } from "../../src/port/channel-type.js";
@@ -18,17 +17,7 @@ import { type Feature, defineFeature } from "../../src/port/feature.js";
 import { MemoryHistoryStore } from "../../src/session/memory-history.js";
 import type { SessionStoreAdapter } from "../../src/session/store.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
-import { recordingLogger, sectionAt, writeProject } from "../support/project.js";
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return [...error.problems];
-    throw error;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { problemsOf, recordingLogger, sectionAt, writeProject } from "../support/project.js";
 
 /** A feature with a tool section of its own (`tools.greet`) and a section at the top (`greeting`). */
 const greeter = defineFeature({

@@ -1,11 +1,8 @@
-import { z } from "zod";
 import { type Feature, type Preloaded, defineFeature } from "../../port/feature.js";
+import { pluginsSection } from "./config.js";
 import type { LoadedPlugin } from "./load.js";
 
 const SECTION = "tools.plugins";
-
-/** `tools.plugins`: the tool modules to load. */
-export const pluginsSection = z.array(z.string().min(1)).default([]).describe("Tool modules to load: paths (relative to the config file) or package names.");
 
 /**
  * The tools of the modules listed in `tools.plugins`, as a feature. Its

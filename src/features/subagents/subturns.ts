@@ -137,15 +137,10 @@ export class Subturns {
     let reply: string | undefined;
     let error: string | undefined;
     this.running.set(childKey, child);
+    // What both of the child's events say of it.
+    const scope = { agentId: request.agent.id, sessionKey: childKey, ...request.parentCall, parentKey: request.parentKey, childKey, label: request.label };
     try {
-      host.events.emit("subagent.start", {
-        agentId: request.agent.id,
-        sessionKey: childKey,
-        ...request.parentCall,
-        parentKey: request.parentKey,
-        childKey,
-        label: request.label,
-      });
+      host.events.emit("subagent.start", scope);
       host.notify(user, "subagent.start", notice);
       reply = await host.runTurn(request.agent, childKey, childMessage(request), signal);
       outcome = "done";
@@ -159,16 +154,7 @@ export class Subturns {
       this.running.delete(childKey);
       await this.release(childKey);
       const durationMs = host.clock.now() - started;
-      host.events.emit("subagent.end", {
-        agentId: request.agent.id,
-        sessionKey: childKey,
-        ...request.parentCall,
-        parentKey: request.parentKey,
-        childKey,
-        label: request.label,
-        outcome,
-        durationMs,
-      });
+      host.events.emit("subagent.end", { ...scope, outcome, durationMs });
       host.notify(user, "subagent.end", { ...notice, outcome, durationMs });
       // Last: the next child may start only once this one has visibly ended.
       releaseSlot();

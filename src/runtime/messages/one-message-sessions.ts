@@ -3,9 +3,10 @@ import type { ChatMessage } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
 import type { AgentDefinition } from "../../agents/agent.js";
 import { RequestError } from "../../errors.js";
-import { agentOfKey, oneMessageKey, parseSessionKey } from "../../session/key.js";
+import { oneMessageKey, parseSessionKey } from "../../session/key.js";
 import type { ImageInput } from "../turn/images.js";
 import type { ConversationInput } from "./message.js";
+import { forgetSession } from "./session-clearing.js";
 import type { SessionLifecycle } from "../../session/state.js";
 import type { SessionOutbox } from "../../session/outbox.js";
 
@@ -63,15 +64,7 @@ export class OneMessageSessions {
     }
   }
 
-  private async release(sessionKey: string): Promise<void> {
-    const { history, lifecycle, outbox, events } = this.deps;
-    try {
-      await lifecycle.clear(sessionKey, "release");
-    } finally {
-      await history.clear(sessionKey);
-      await history.clearBelow(sessionKey);
-      await outbox.clearSession(sessionKey);
-    }
-    events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "release" });
+  private release(sessionKey: string): Promise<void> {
+    return forgetSession(this.deps, sessionKey, "release");
   }
 }

@@ -3,47 +3,53 @@ import type { EventBus } from "../../port/events.js";
 import type { HistoryStore } from "../../session/history.js";
 import { agentOfKey, rootKey } from "../../session/key.js";
 import type { SessionOutbox } from "../../session/outbox.js";
-import type { SessionLifecycle } from "../../session/state.js";
+import type { ClearReason, SessionLifecycle } from "../../session/state.js";
 import type { StopBoard } from "../../session/stop-switches.js";
 import type { Work } from "../turn/work.js";
 import type { BackgroundTurns } from "./background-turns.js";
 
+/** What forgetting a session touches. */
+export interface SessionParts {
+  lifecycle: SessionLifecycle;
+  outbox: SessionOutbox;
+  history: HistoryStore;
+  events: EventBus;
+}
+
+/**
+ * Forgets a session (`clear`: /clear; `release`: a one-message session that
+ * ended): every per-session store forgets it, and the features stop what
+ * they run for it; then its history and those of every session below it
+ * (kept subagent histories too) and the deliveries kept for it go, and
+ * `session.cleared` says so.
+ */
+export async function forgetSession(parts: SessionParts, sessionKey: string, reason: ClearReason): Promise<void> {
+  try {
+    await parts.lifecycle.clear(sessionKey, reason);
+  } finally {
+    // Last: what the clear stopped may have kept a history or a delivery on its way out.
+    await parts.outbox.clearSession(sessionKey);
+    // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
+    await parts.history.clear(sessionKey);
+    await parts.history.clearBelow(sessionKey);
+  }
+  parts.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason });
+}
+
 /** `/clear` and `/stop` on a session: what each ends, in what order. */
 export class SessionClearing {
-  constructor(
-    private readonly parts: {
-      work: Work;
-      background: BackgroundTurns;
-      lifecycle: SessionLifecycle;
-      outbox: SessionOutbox;
-      history: HistoryStore;
-      events: EventBus;
-      stops: StopBoard;
-    },
-  ) {}
+  constructor(private readonly parts: SessionParts & { work: Work; background: BackgroundTurns; stops: StopBoard }) {}
 
   /**
    * Empties a session (the caller holds its lock): background turns asked
-   * for it are dropped; every per-session store forgets it, and the
-   * features stop what they run for it (spawned subagents, whose results are
-   * voided); then the histories of the session and of every subagent below
-   * it (kept ones too) and the deliveries kept for it go. Resolves with how
-   * many subagents were running below it.
+   * for it are dropped, then it is forgotten (`forgetSession`: the features
+   * stop what they run for it, spawned subagents' results voided). Resolves
+   * with how many subagents were running below it.
    */
   async clear(sessionKey: string): Promise<number> {
-    const { work, background, lifecycle, outbox, history, events } = this.parts;
-    const subagents = work.runningBelow(sessionKey);
-    background.drop(sessionKey, new AbortedError("the session was cleared"));
-    try {
-      await lifecycle.clear(sessionKey, "clear");
-    } finally {
-      // Last: what the clear stopped may have kept a history or a delivery on its way out.
-      await outbox.clearSession(sessionKey);
-      // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
-      await history.clear(sessionKey);
-      await history.clearBelow(sessionKey);
-    }
-    events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason: "clear" });
+    const subagents = this.parts.work.runningBelow(sessionKey);
+    this.parts.background.drop(sessionKey, new AbortedError("the session was cleared"));
+    await forgetSession(this.parts, sessionKey, "clear");
     return subagents;
   }
 
