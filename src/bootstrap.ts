@@ -212,8 +212,10 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
   for (const tool of opts.tools ?? []) taken.set(tool.name, EMBEDDER_ORIGIN);
   const preloaded: Preloaded[] = [];
   const abandon = () => Promise.allSettled(preloaded.map((p) => p.abandon?.()));
+  const own = house.features.length;
   try {
-    for (const feature of house.features) {
+    // The house's features, then the embedder's own (given to bootstrap's options), each preloaded in turn.
+    for (const feature of [...house.features, ...(opts.features ?? [])]) {
       if (!feature.preload) {
         preloaded.push({ feature });
         continue;
@@ -233,11 +235,8 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
       preloaded.push(done);
       for (const tool of done.tools ?? []) taken.set(tool.name, `feature "${feature.name}"`);
     }
-    return assemble(
-      loaded,
-      opts,
-      preloaded.map((p) => p.feature),
-    );
+    const features = preloaded.map((p) => p.feature);
+    return assemble(loaded, { ...opts, features: features.slice(own) }, features.slice(0, own));
   } catch (error) {
     await abandon();
     throw error;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { bootstrap } from "../../src/bootstrap.js";
+import { bootstrap, prepare } from "../../src/bootstrap.js";
 import { channelEntry } from "../../src/config/channel-schema.js";
 import { configJsonSchema } from "../../src/config/json-schema.js";
 import { maskSecrets, MASK } from "../../src/config/mask.js";
@@ -81,6 +81,24 @@ describe("a feature brings its own config", () => {
       'feature "core-taker": its config section "agents.defaults.model_name" is taken by the core',
       'feature "nowhere": its config section "gateway.extra" is in no place sections go (the top level, tools.<key>, agents.defaults.<key>, session.<key>)',
     ]);
+  });
+
+  it("an embedder's feature given to prepare is preloaded like the built-in ones, seeing the tool names taken before it", async () => {
+    const seen: string[] = [];
+    const late: Feature = {
+      name: "late",
+      preload: async (ctx) => {
+        seen.push(...[...ctx.taken.keys()].filter((name) => name === "todo" || name === "subagent"));
+        const tool = defineTool({ name: "late_tool", description: "Arrived late.", parameters: z.object({}), enabledByDefault: true, execute: () => "late" });
+        return { feature: { name: "late", setup: () => ({ tools: [tool] }) }, tools: [tool] };
+      },
+      setup: () => ({}),
+    };
+    const loaded = loadConfig({ env: {}, cwd: project({}) });
+    const { runtime } = await prepare(loaded, { logger: recordingLogger(), history: "memory", features: [late] });
+    expect(seen.sort()).toEqual(["subagent", "todo"]);
+    expect(runtime.toolOverview().map((t) => t.name)).toContain("late_tool");
+    await runtime.close();
   });
 
   it("given to bootstrap instead of loadConfig, a feature with sections is refused, saying where it goes", () => {
