@@ -106,6 +106,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       features,
       tools: opts.tools ?? [],
       toolSwitches: loaded.toolSwitches,
+      reservedToolKeys: house.layout.reservedToolKeys,
       logger,
       redact,
       timer: opts.timer,
@@ -113,8 +114,8 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     });
   } catch (error) {
     // Lets go of the session folder (nothing was written yet: this returns at once).
-    void ports.history.close();
-    void ports.state?.close();
+    void ports.history.close().catch(() => {});
+    void ports.state?.close().catch(() => {});
     throw error;
   }
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));

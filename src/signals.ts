@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { abortReason } from "./errors.js";
 
 /**
  * One signal that aborts when any of its sources does, and lets go of them
@@ -65,3 +66,14 @@ export const realTimer: Timer = (ms, fire) => {
   const handle = setTimeout(fire, ms);
   return () => clearTimeout(handle);
 };
+
+/** Resolves as `work` does, or rejects with the signal's reason as soon as it aborts (work that ignores its signal is left behind). */
+export function untilAborted<T>(work: Promise<T> | T, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(abortReason(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([Promise.resolve(work), aborted]).finally(() => signal.removeEventListener("abort", onAbort!));
+}

@@ -1,5 +1,4 @@
 import { formatPath } from "../validation.js";
-import { CORE_TOOLS_KEYS } from "./schema.js";
 
 /**
  * The environment overrides (README, "Environment overrides"), applied to the raw config after
@@ -88,11 +87,7 @@ export interface ToolKeys {
 }
 
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
-export function applyEnvOverrides(
-  raw: Record<string, unknown>,
-  env: Readonly<Record<string, string | undefined>>,
-  keys: ToolKeys = { toolKeys: [], reservedToolKeys: CORE_TOOLS_KEYS },
-): OverrideOutcome {
+export function applyEnvOverrides(raw: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>, keys: ToolKeys): OverrideOutcome {
   const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [], secrets: [] };
   const overrides = [...FIXED];
   for (const variable of Object.keys(env).sort()) {

@@ -22,6 +22,8 @@ export interface ConfigSections {
   readonly sections?: Shape;
   /** The secret values its sections hold (header values, an environment's entries...), beyond the keys named like secrets. */
   secrets?(own: OwnSections): Iterable<string>;
+  /** How it reads PicoClaw's form of a section (by the section's path) where that differs from its own: `tools.mcp`. */
+  readonly fromPicoclaw?: Readonly<Record<string, (raw: unknown, notes: string[]) => unknown>>;
 }
 
 /** A feature's sections as loaded, by the names it declared them with. */
@@ -49,11 +51,15 @@ export interface ChannelChoice {
 /** A store as the config knows it, with its own options (`session.<type>`) if it has any. */
 export interface StoreOption extends StoreChoice {
   readonly options?: z.ZodType;
+  /** The secret values its options hold (a database URL's password), beyond keys named like secrets. */
+  secrets?(options: unknown): Iterable<string>;
 }
 
 /** Vendors a provider serves by PicoClaw's name for them (`ollama`), each with its default `api_base`. */
 export interface VendorChoice extends ProviderChoice {
   readonly vendors?: Readonly<Record<string, string>>;
+  /** PicoClaw's `api_base` of one of its vendors written as its own (PicoClaw writes Anthropic's without `/v1`). */
+  fromPicoclawBase?(apiBase: string): string;
 }
 
 export interface LayoutParts {
@@ -151,10 +157,14 @@ export class ConfigLayout {
   }
 
   /** The secret values the features and channel types know of in a loaded config. */
-  contributedSecrets(config: { channel_list: readonly ChannelEntry[] }): string[] {
+  contributedSecrets(config: { channel_list: readonly ChannelEntry[]; session: Readonly<Record<string, unknown>> }): string[] {
     const found: string[] = [];
     for (const feature of this.parts.features) {
       if (feature.config?.secrets) found.push(...feature.config.secrets(sectionsOf(config, feature.config)));
+    }
+    for (const store of this.parts.stores) {
+      const options = config.session[store.type];
+      if (store.secrets && options !== undefined) found.push(...store.secrets(options));
     }
     for (const entry of config.channel_list) {
       const channel = this.parts.channels.find((c) => c.type === entry.type);
@@ -165,7 +175,17 @@ export class ConfigLayout {
 
   /** What reading a PicoClaw config needs to know of the registered providers, channel types and sections. */
   picoclaw(): PicoclawKnowledge {
-    return { providers: this.parts.providers.map((p) => p.type), vendors: this.vendors(), channels: this.parts.channels, owns: (path) => this.owned.has(path) };
+    return {
+      providers: this.parts.providers.map((p) => p.type),
+      vendors: this.vendors(),
+      channels: this.parts.channels,
+      owns: (path) => this.owned.has(path),
+      sectionReader: (path) => this.parts.features.find((f) => f.config?.fromPicoclaw?.[path])?.config?.fromPicoclaw?.[path],
+      baseReader: (provider) => {
+        const found = this.parts.providers.find((p) => p.type === provider);
+        return found?.fromPicoclawBase?.bind(found);
+      },
+    };
   }
 
   /** Every vendor a registered provider serves, by PicoClaw's name: its provider and default `api_base`. */

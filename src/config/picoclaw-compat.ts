@@ -10,9 +10,10 @@ import { UNSUPPORTED_VENDORS } from "./vendors.js";
  * with a note naming it. `_comment` keys, PicoClaw's comments, go silently.
  * Anything else stays as written, so our strict schema still names every
  * unknown key. What PicoClaw-TS knows comes from the layout: the registered
- * providers and their vendors, the channel types (each turns PicoClaw's
- * entry into its own), and the sections features own (PicoClaw's key there
- * is read, not dropped).
+ * providers and their vendors (each reads PicoClaw's base URL of its own),
+ * the channel types (each turns PicoClaw's entry into its own), and the
+ * sections features own (PicoClaw's key there is read, not dropped, by the
+ * feature's reader when its form differs).
  */
 
 /** What the registered providers, channel types and features make known (ConfigLayout.picoclaw()). */
@@ -24,6 +25,10 @@ export interface PicoclawKnowledge {
   readonly channels: readonly { type: string; fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown> }[];
   /** Whether a section path (`tools.exec`, `agents.defaults.workspace`, `heartbeat`) is one a feature owns here. */
   owns(path: string): boolean;
+  /** How the feature that owns a section reads PicoClaw's form of it (`tools.mcp`), when it differs from ours. */
+  sectionReader(path: string): ((raw: unknown, notes: string[]) => unknown) | undefined;
+  /** How a provider writes PicoClaw's `api_base` of one of its vendors as its own (Anthropic's without `/v1`). */
+  baseReader(provider: string): ((apiBase: string) => string) | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -108,10 +113,8 @@ function entry(raw: Json, index: number, notes: string[], known: PicoclawKnowled
     if (!served) return out; // an unknown provider: the schema names it
     out.provider = served.provider;
     if (out.api_base === undefined || out.api_base === "") out.api_base = served.apiBase;
-    // PicoClaw writes Anthropic's base without /v1; requests go to {api_base}/messages here.
-    if (served.provider === "anthropic" && typeof out.api_base === "string" && /^https?:\/\/[^/]+\/?$/.test(out.api_base)) {
-      out.api_base = `${out.api_base.replace(/\/$/, "")}/v1`;
-    }
+    const base = known.baseReader(served.provider);
+    if (base && typeof out.api_base === "string") out.api_base = base(out.api_base);
   } else if (out.provider === undefined && out.model !== undefined) {
     // PicoClaw's rule: a model without a vendor speaks OpenAI's format.
     out.provider = "openai";
@@ -177,31 +180,6 @@ function channelObject(raw: Json, notes: string[], known: PicoclawKnowledge): un
   return out;
 }
 
-/** PicoClaw's `tools.mcp` (`enabled`, `discovery`, servers with `enabled` and `type`) as ours. */
-function mcp(raw: Json, notes: string[]): Json {
-  const out: Json = { ...raw };
-  const off = out.enabled === false;
-  delete out.enabled;
-  if ("discovery" in out) {
-    delete out.discovery;
-    notes.push("tools.mcp.discovery is PicoClaw's and not read here; every listed server's tools are offered");
-  }
-  if (isObject(out.servers)) {
-    const servers: Json = {};
-    for (const [name, server] of Object.entries(out.servers)) {
-      if (!isObject(server)) {
-        servers[name] = server;
-        continue;
-      }
-      if (off || server.enabled === false) continue;
-      const { enabled: _enabled, type: _type, ...rest } = server;
-      servers[name] = rest;
-    }
-    out.servers = servers;
-  }
-  return out;
-}
-
 /** PicoClaw's built-in tools' sections are dropped with one note; every other section stays for the schema. */
 function tools(raw: Json, notes: string[], known: PicoclawKnowledge): Json {
   const out: Json = {};
@@ -211,8 +189,9 @@ function tools(raw: Json, notes: string[], known: PicoclawKnowledge): Json {
       dropped.push(name);
       continue;
     }
-    if (name === "mcp" && isObject(value)) {
-      out.mcp = mcp(value, notes);
+    const reader = known.sectionReader(`tools.${name}`);
+    if (reader) {
+      out[name] = reader(value, notes);
       continue;
     }
     out[name] = value;

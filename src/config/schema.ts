@@ -90,10 +90,10 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
         .describe(
           "Bytes of history held in memory at most, all sessions together (UTF-8 bytes of the messages' JSON); past it idle sessions are evicted, least recently used first.",
         ),
-      state_max_keys: int(1, 10_000_000)
+      state_max_keys: int(1, 1_000_000)
         .default(10_000)
         .describe("Entries a feature's durable state (cron jobs, approvals) holds at most; past it a new one is refused and nothing changes."),
-      state_max_bytes: int(64 * 1024, 1024 * MiB)
+      state_max_bytes: int(64 * 1024, 64 * MiB)
         .default(4 * MiB)
         .describe(
           "Bytes a feature's durable state holds at most (UTF-8 bytes of its entries' JSON); a change past it is refused. With store jsonl each feature's state is a file of session.dir/state/, rewritten whole on each change.",

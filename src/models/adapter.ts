@@ -1,4 +1,5 @@
-import type { ModelEntry, ProviderChoice } from "../config/schema.js";
+import type { VendorChoice } from "../config/layout.js";
+import type { ModelEntry } from "../config/schema.js";
 import type { ModelProvider } from "./provider.js";
 import type { TransportOptions } from "./transport.js";
 
@@ -11,9 +12,7 @@ import type { TransportOptions } from "./transport.js";
  * switches over vendors. The built-in ones are listed in providers.ts;
  * embedders add theirs through the composition root.
  */
-export interface ProviderAdapter extends ProviderChoice {
-  /** Vendor name → default `api_base` (an entry written `"model": "<vendor>/<model>"` or `"provider": "<vendor>"`). */
-  readonly vendors?: Readonly<Record<string, string>>;
+export interface ProviderAdapter extends VendorChoice {
   /** Problems of a used entry that its provider refuses, each naming its key (the caller adds `model_list[i].`), never quoting a secret. */
   check?(entry: ModelEntry): string[];
   /** False when the entry takes no temperature, so agents.defaults.temperature is not applied to it (an Anthropic entry that thinks). */

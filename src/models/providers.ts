@@ -56,6 +56,8 @@ export const anthropicProvider: ProviderAdapter = {
   type: "anthropic",
   options: ANTHROPIC_OPTIONS,
   vendors: { anthropic: ANTHROPIC_DEFAULT_BASE, "anthropic-messages": ANTHROPIC_DEFAULT_BASE },
+  // PicoClaw writes Anthropic's base without /v1; requests go to {api_base}/messages here.
+  fromPicoclawBase: (apiBase) => (/^https?:\/\/[^/]+\/?$/.test(apiBase) ? `${apiBase.replace(/\/$/, "")}/v1` : apiBase),
   check: (entry) => anthropicProblems(entry as AnthropicEntry),
   // The Messages API refuses a temperature with thinking on.
   takesTemperature: (entry) => !(entry as AnthropicEntry).thinking,

@@ -55,7 +55,12 @@ export interface Feature<Api = unknown> {
   setup(host: FeatureHost, config: OwnSections): FeatureParts<Api>;
 }
 
-/** What a feature's `preload` gets: its sections, where the config lives, and the tool names already taken. */
+/**
+ * What a feature's `preload` gets: its sections, where the config lives,
+ * and the tool names already taken. Preloading is trusted start-up code,
+ * outside `needs`: it gets the whole environment, to hand on to what it
+ * starts (an MCP server inherits a few variables of it).
+ */
 export interface PreloadContext {
   config: OwnSections;
   /** The config file's folder. */
@@ -152,7 +157,8 @@ export interface FeatureHost {
   readonly defaultAgentId: string;
   readonly agents: ReadonlyMap<string, AgentDefinition>;
   readonly events: EventBus;
-  readonly history: HistoryStore;
+  /** The histories, as far as a feature may touch them (a kept child history: read, trimmed, forgotten). */
+  readonly history: FeatureHistory;
   readonly logger: Logger;
   readonly clock: Clock;
   /** Starts a one-shot timer (time limits); tests inject one that they run out themselves. */
@@ -204,6 +210,9 @@ export interface FeatureHost {
   subscribe(sessionKey: string, subscriber: (item: SessionItem) => void): () => void;
 }
 
+/** What a feature may do with the history store: read and change a session's history, never the store itself (closing it lets go of its folder). */
+export type FeatureHistory = Pick<HistoryStore, "get" | "page" | "append" | "replace" | "clear">;
+
 /** A host capability a feature may ask for. */
 export type Capability = keyof FeatureHost;
 
@@ -223,7 +232,12 @@ type NoSections = Record<never, z.ZodType>;
 export function defineFeature<const N extends readonly Capability[], T extends Shape = NoSections, S extends Shape = NoSections, Api = undefined>(feature: {
   name: string;
   needs: N;
-  config?: { tools?: T; sections?: S; secrets?(own: TypedSections<T, S>): Iterable<string> };
+  config?: {
+    tools?: T;
+    sections?: S;
+    secrets?(own: TypedSections<T, S>): Iterable<string>;
+    fromPicoclaw?: Readonly<Record<string, (raw: unknown, notes: string[]) => unknown>>;
+  };
   frontmatter?: Readonly<Record<string, z.ZodType>>;
   preload?(context: PreloadContext): Promise<Preloaded>;
   setup(host: Pick<FeatureHost, N[number]>, config: TypedSections<T, S>): FeatureParts<Api>;

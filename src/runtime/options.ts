@@ -32,6 +32,8 @@ export interface RuntimeOptions {
   stops?: StopBoard;
   outbox?: SessionOutbox;
   state?: FeatureStateStore;
+  /** Keys of `tools` that are no tool's section (the layout's: `max_result_bytes`, `plugins`, `mcp`...); default: those of `features`. */
+  reservedToolKeys?: readonly string[];
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
   toolSwitches?: readonly ToolSwitch[];
   clock?: Clock;

@@ -19,11 +19,11 @@ import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } f
 import { BackgroundTurns } from "./messages/background-turns.js";
 import type { TurnOrder } from "../session/turn-order.js";
 import { type FeatureStateStore, stateView } from "../session/feature-state.js";
-import type { SessionOutbox, Subscription } from "../session/outbox.js";
+import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
 import { withInProcessPorts } from "./assembly/session-ports.js";
 import { featureHost } from "./host.js";
-import { SessionClearing } from "./messages/session-clearing.js";
+import { SessionControl } from "./messages/session-control.js";
 import { FeatureSet } from "./assembly/feature-set.js";
 import { MessageWatches } from "./streams/message-stream.js";
 import { MessagePipeline } from "./messages/message-pipeline.js";
@@ -74,7 +74,7 @@ export class Runtime {
   private readonly oneMessage: OneMessageSessions;
   private readonly pipeline: MessagePipeline;
   /** `/clear` and `/stop`. */
-  private readonly clearing: SessionClearing;
+  private readonly control: SessionControl;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -102,7 +102,7 @@ export class Runtime {
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
     this.policy = new ToolPolicy(this.features.tools.registry, this.config.tools, {
-      reserved: reservedToolKeys(opts.features ?? []),
+      reserved: opts.reservedToolKeys ?? reservedToolKeys(opts.features ?? []),
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
@@ -137,8 +137,9 @@ export class Runtime {
       watches: this.watches,
       shutdown: this.shutdown.signal,
       closing: () => this.closing,
+      warn: (message) => this.logger.warn(message),
     });
-    this.clearing = new SessionClearing({
+    this.control = new SessionControl({
       work: this.work,
       background: this.background,
       lifecycle: this.lifecycle,
@@ -173,8 +174,8 @@ export class Runtime {
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);
-    this.commands.add(clearCommand((_agentId, sessionKey) => this.clearing.clear(sessionKey)));
-    this.commands.add(newCommand((_agentId, sessionKey) => this.clearing.clear(sessionKey)));
+    this.commands.add(clearCommand((_agentId, sessionKey) => this.control.clear(sessionKey)));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.control.clear(sessionKey)));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
@@ -239,7 +240,7 @@ export class Runtime {
   }
 
   /** A stream of what reaches the session outside requests (first what was kept), through a bounded queue; `close` it when done. */
-  subscribe(sessionKey: string): Subscription {
+  subscribe(sessionKey: string): SessionStream {
     return this.outbox.subscribe(sessionKey);
   }
 
@@ -250,12 +251,12 @@ export class Runtime {
 
   /** Empties a session as `/clear` does, waiting its turn on the session lock like `/clear`: nothing from before comes back. */
   async clearSession(sessionKey: string): Promise<void> {
-    await this.locks.run(sessionKey, () => this.clearing.clear(sessionKey));
+    await this.locks.run(sessionKey, () => this.control.clear(sessionKey));
   }
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */
   stop(sessionKey: string): Promise<{ stopped: boolean; subagents: number }> {
-    return this.clearing.stop(sessionKey);
+    return this.control.stop(sessionKey);
   }
 
   /**
@@ -366,7 +367,10 @@ export class Runtime {
     await this.idle();
     await this.features.close();
     // Last: the session files (writes under way finish, then the folder's lock goes).
-    await this.state.close();
-    await this.history.close();
+    try {
+      await this.state.close();
+    } finally {
+      await this.history.close();
+    }
   }
 }

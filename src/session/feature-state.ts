@@ -108,11 +108,13 @@ export class StateNamespace {
     return entry;
   }
 
+  /** Keeps the entry, frozen (what `get` and `list` hand out cannot be changed behind the store's back). */
   set(entry: StateEntry): void {
     const found = this.entries.get(entry.key);
     if (found) this.total -= sizeOf(found);
-    this.entries.set(entry.key, entry);
-    this.total += sizeOf(entry);
+    const kept = Object.freeze({ key: entry.key, value: deepFreeze(entry.value), version: entry.version });
+    this.entries.set(entry.key, kept);
+    this.total += sizeOf(kept);
   }
 
   /** Whether `delete` with `expect` may remove the key (there is an entry, at that version). */
@@ -130,6 +132,15 @@ export class StateNamespace {
 }
 
 const sizeOf = (entry: StateEntry) => jsonBytes(entry.key) + jsonBytes(entry.value);
+
+/** A JSON value frozen all the way down. */
+function deepFreeze(value: unknown): unknown {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
 
 /** Feature state in this process only: gone with it (the memory store's). */
 export class MemoryFeatureState implements FeatureStateStore {

@@ -1,12 +1,12 @@
 import type { ChatMessage } from "../models/message.js";
 import type { HistoryPage, HistoryStore, SessionInfo } from "./history.js";
-import { type MemoryHistoryOptions, SessionCache } from "./session-cache.js";
+import { type SessionCacheOptions, SessionCache } from "./session-cache.js";
 
 /** Histories in memory only (a SessionCache behind the port): an evicted session is forgotten, and all of them end with the process. */
 export class MemoryHistoryStore implements HistoryStore {
   private readonly cache: SessionCache;
 
-  constructor(opts: MemoryHistoryOptions = {}) {
+  constructor(opts: SessionCacheOptions = {}) {
     this.cache = new SessionCache(opts);
   }
 

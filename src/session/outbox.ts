@@ -1,8 +1,8 @@
 import type { Delivery } from "./delivery.js";
 import { jsonBytes, utf8Bytes } from "./size.js";
-import { type CloseReason, type Envelope, type OutboxItem, type QueueLimits, Subscription } from "./subscription.js";
+import { type CloseReason, type Envelope, type OutboxItem, type QueueLimits, type SessionStream, Subscription } from "./subscription.js";
 
-export type { Notice, OutboxItem, QueueLimits } from "./subscription.js";
+export type { Notice, OutboxItem, QueueLimits, SessionStream } from "./subscription.js";
 export { Subscription } from "./subscription.js";
 
 /**
@@ -34,7 +34,7 @@ export const MAX_KEPT_BYTES_TOTAL = 32 * MiB;
  */
 export interface SessionOutbox {
   /** A new stream of the session's items, through a bounded queue; it gets whatever was kept first. */
-  subscribe(sessionKey: string): Subscription;
+  subscribe(sessionKey: string): SessionStream;
   /** Calls `subscriber` with what reaches the session (a feature's subscription: a chat channel); returns the function that stops it. */
   feed(sessionKey: string, subscriber: (item: OutboxItem) => void): () => void;
   /** Sends an item to the session's open streams; a delivery with `keep` that no stream takes is kept for later. */

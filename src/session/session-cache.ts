@@ -12,7 +12,7 @@ export interface AppendOutcome {
   fitted: boolean;
 }
 
-export interface MemoryHistoryOptions extends Partial<HistoryLimits> {
+export interface SessionCacheOptions extends Partial<HistoryLimits> {
   /** Sessions kept at most; past it the least recently used idle one is evicted. */
   maxSessions?: number;
   /** Bytes of history kept at most, all sessions together; past it idle sessions are evicted, least recently used first. */
@@ -67,7 +67,7 @@ export class SessionCache {
   private readonly maxTotalBytes: number;
   private readonly now: () => number;
 
-  constructor(opts: MemoryHistoryOptions = {}) {
+  constructor(opts: SessionCacheOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.limits = { maxMessages: opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages, maxBytes: opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes };
     this.maxSessions = opts.maxSessions ?? DEFAULT_HISTORY_LIMITS.maxSessions;

@@ -1,9 +1,9 @@
 import path from "node:path";
-import type { Config } from "../config/schema.js";
-import { MemoryFeatureState, type StateLimits } from "./feature-state.js";
+import { MemoryFeatureState } from "./feature-state.js";
 import { JsonlFeatureState } from "./jsonl/jsonl-state.js";
 import { JsonlHistoryStore } from "./jsonl/jsonl-store.js";
 import { MemoryHistoryStore } from "./memory-history.js";
+import { historyLimits, stateLimits } from "./limits.js";
 import type { SessionStoreAdapter } from "./store.js";
 
 /**
@@ -11,21 +11,11 @@ import type { SessionStoreAdapter } from "./store.js";
  * store is an adapter (its folder) and one line in BUILTIN_STORES.
  */
 
-const stateLimits = (config: Config): StateLimits => ({ maxKeys: config.session.state_max_keys, maxBytes: config.session.state_max_bytes });
-
 /** Histories and feature state in memory only, bounded, gone with the process. */
 export const memoryStore: SessionStoreAdapter = {
   type: "memory",
   description: "histories and feature state live in memory only and end with the process",
-  open: ({ config }) => ({
-    history: new MemoryHistoryStore({
-      maxMessages: config.agents.defaults.max_history_messages,
-      maxBytes: config.agents.defaults.max_history_bytes,
-      maxSessions: config.session.max_sessions,
-      maxTotalBytes: config.session.max_bytes,
-    }),
-    state: new MemoryFeatureState(stateLimits(config)),
-  }),
+  open: ({ config }) => ({ history: new MemoryHistoryStore(historyLimits(config)), state: new MemoryFeatureState(stateLimits(config)) }),
 };
 
 /** Every root session's history in a JSONL file of session.dir (opened and locked for this process), feature state in its state/ files. */
@@ -35,21 +25,8 @@ export const jsonlStore: SessionStoreAdapter = {
     "every root session's history is kept in session.dir (a JSONL file per session) and features' state in session.dir/state/; both survive restarts",
   open: ({ config, baseDir, logger }) => {
     const dir = path.resolve(baseDir, config.session.dir);
-    const history = JsonlHistoryStore.open({
-      dir,
-      maxMessages: config.agents.defaults.max_history_messages,
-      maxBytes: config.agents.defaults.max_history_bytes,
-      maxSessions: config.session.max_sessions,
-      maxTotalBytes: config.session.max_bytes,
-      maxStored: config.session.max_stored,
-      warn: (message) => logger.warn(message),
-    });
-    try {
-      return { history, state: new JsonlFeatureState(dir, stateLimits(config)) };
-    } catch (error) {
-      void history.close();
-      throw error;
-    }
+    const history = JsonlHistoryStore.open({ dir, ...historyLimits(config), maxStored: config.session.max_stored, warn: (message) => logger.warn(message) });
+    return { history, state: new JsonlFeatureState(dir, stateLimits(config)) };
   },
 };
 

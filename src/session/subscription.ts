@@ -37,7 +37,26 @@ export interface QueueLimits {
 
 export type CloseReason = "client" | "overflow";
 
-export class Subscription {
+/** One open stream of a session's items, as its reader (an event stream, a channel) sees it. */
+export interface SessionStream {
+  readonly sessionKey: string;
+  /** Called once when the stream is closed because its reader stopped reading (its queue overflowed). */
+  onOverflow: (() => void) | undefined;
+  /** The next queued item, or undefined. */
+  take(): OutboxItem | undefined;
+  /** Nothing more will come. */
+  readonly ended: boolean;
+  /** It ended by `finish` (the gateway stopping) rather than by `close`. */
+  readonly finished: boolean;
+  /** Resolves when an item arrives or the stream ends. */
+  changed(): Promise<void>;
+  /** Takes no more items; those queued are still handed out. */
+  finish(): void;
+  /** Ends it now: what it held and did not show goes back to be kept for the session. */
+  close(): void;
+}
+
+export class Subscription implements SessionStream {
   private readonly queue: Envelope[] = [];
   private queuedBytes = 0;
   private state: "open" | "finishing" | "closed" = "open";

@@ -134,8 +134,9 @@ function runtimeRoomOf(file: string): RuntimeRoom {
 
 /**
  * The only files below the runtime that use the file system: the session folder's
- * files (histories and meta files, appended, rewritten, removed) and its lock.
- * The JSONL store itself (session/jsonl-store.ts) goes through them.
+ * files (histories and meta files, appended, rewritten, removed; features' state
+ * files, rewritten whole) and its lock. The JSONL store itself
+ * (session/jsonl/jsonl-store.ts, jsonl-state.ts) goes through them.
  */
 const SESSION_FOLDER_FILES = ["session/jsonl/session-files.ts", "session/jsonl/state-files.ts", "session/jsonl/dir-lock.ts"];
 
@@ -163,7 +164,7 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
       SESSION_FOLDER_FILES.includes(file),
     why:
       "nothing below the runtime reads the file system: config and agents are loaded once and passed in (plugin modules and MCP servers are found at start-up); " +
-      "the one exception is the session folder of store jsonl, whose files only session/session-files.ts touches and whose lock only session/dir-lock.ts holds",
+      "the one exception is the session folder of store jsonl, whose files only session/jsonl/session-files.ts and state-files.ts touch and whose lock only session/jsonl/dir-lock.ts holds",
   },
 ];
 
@@ -202,12 +203,21 @@ const files = sourceFiles(SRC);
 const edges = files.flatMap(importsOf);
 const excepted = (edge: Edge) => EXCEPTIONS.some((e) => e.from === edge.from && e.to === edge.to);
 
+/** The session room's store implementations: a feature reaches histories and state through the host's ports, never through a store. */
+const STORE_IMPLEMENTATION = /^session\/(jsonl\/|stores\.ts$|memory-history\.ts$|session-cache\.ts$)/;
+const STORE_RULE =
+  "a feature reaches histories and its state through the host's capabilities, never a store's implementation (session/jsonl/, stores.ts, memory-history.ts, session-cache.ts)";
+
 /** Every import between files that breaks a room's rule, as a sentence that names the rule. */
 function layerViolations(all: readonly Edge[]): string[] {
   const broken: string[] = [];
   for (const edge of all.filter((e) => e.local && !excepted(e))) {
     const from = roomOf(edge.from);
     const to = roomOf(edge.to);
+    if ((from === "features" || from === "channels" || from === "port") && STORE_IMPLEMENTATION.test(edge.to)) {
+      broken.push(`src/${edge.from} imports src/${edge.to}: ${STORE_RULE}`);
+      continue;
+    }
     if (from === to) {
       if (from === "features" && featureOf(edge.from) !== featureOf(edge.to)) broken.push(`src/${edge.from} imports src/${edge.to}: ${RULES.features.why}`);
       if (from === "runtime") {
@@ -244,7 +254,12 @@ describe("architecture", () => {
   });
 
   it("only the program's entry reads the process environment; everything else gets it injected", () => {
-    const readers = files.filter((file) => /\bprocess\.env\b/.test(readFileSync(path.join(SRC, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "")));
+    // `process.env`, `process["env"]`, and taking `env` out of `process` (`const { env } = process`).
+    const READS = /\bprocess\s*(\.\s*env\b|\[\s*["'`]env["'`]\s*\])|\{[^}]*\benv\b[^}]*\}\s*=\s*(globalThis\.)?process\b/;
+    for (const read of ["process.env.HOME", 'process["env"]', "const { env } = process;", "const { env: e } = globalThis.process"])
+      expect(READS.test(read), read).toBe(true);
+    expect(READS.test("opts.env.HOME")).toBe(false);
+    const readers = files.filter((file) => READS.test(readFileSync(path.join(SRC, file), "utf8").replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "")));
     expect(readers).toEqual(["main.ts"]);
   });
 
@@ -290,6 +305,7 @@ describe("architecture", () => {
         edge("runtime/turn/turn-runner.ts", "runtime/messages/message-pipeline.ts"),
         edge("runtime/messages/message-pipeline.ts", "runtime/turn/turn-runner.ts"),
         edge("features/index.ts", "runtime/runtime.ts"),
+        edge("features/todo/store.ts", "session/jsonl/jsonl-store.ts"),
       ]),
     ).toEqual([
       `src/features/todo/command.ts imports src/runtime/messages/commands.ts: features may not import runtime (${RULES.features.why})`,
@@ -300,6 +316,7 @@ describe("architecture", () => {
       `src/channels/relay.ts imports src/features/telegram/api.ts: channels may not import features (${RULES.channels.why})`,
       `src/runtime/turn/turn-runner.ts imports src/runtime/messages/message-pipeline.ts: runtime/turn may not import runtime/messages (${RUNTIME_RULES.turn.why})`,
       `src/features/index.ts imports src/runtime/runtime.ts: builtins may not import runtime (${RULES.builtins.why})`,
+      `src/features/todo/store.ts imports src/session/jsonl/jsonl-store.ts: ${STORE_RULE}`,
     ]);
   });
 

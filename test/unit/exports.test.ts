@@ -21,6 +21,7 @@ const ENTRIES = {
       "AbortedError",
       "ConfigError",
       "ModelError",
+      "Outbox",
       "PicoclawError",
       "RequestError",
       "Runtime",

@@ -4,6 +4,7 @@
  * with their schemas; each one is read, validated, switched by the
  * environment, masked and made as the built-in ones are.
  */
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { bootstrap, prepare } from "../../src/bootstrap.js";
@@ -101,6 +102,15 @@ describe("a feature brings its own config", () => {
     await runtime.close();
   });
 
+  it("a preloaded feature's sections stay the layout's: tools.plugins and tools.mcp are never taken for a missing tool's", async () => {
+    const clock = path.resolve(import.meta.dirname, "..", "..", "examples", "tools", "clock.js");
+    const loaded = loadConfig({ env: {}, cwd: project({ tools: { plugins: [clock], mcp: { servers: {} } } }) });
+    const { runtime, warnings } = await prepare(loaded, { logger: recordingLogger(), history: "memory" });
+    expect(runtime.toolOverview().map((t) => t.name)).toContain("clock");
+    expect(warnings.filter((w) => w.includes("this section does nothing"))).toEqual([]);
+    await runtime.close();
+  });
+
   it("given to bootstrap instead of loadConfig, a feature with sections is refused, saying where it goes", () => {
     const loaded = loadConfig({ env: {}, cwd: project({}) });
     expect(problemsOf(() => bootstrap(loaded, { logger: recordingLogger(), history: "memory", features: [greeter] }))).toEqual([
@@ -146,22 +156,28 @@ describe("adapters register as {type, schema, create}", () => {
     );
   });
 
-  it("a session store: its name in session.store, its options at session.<type>, the history it opens kept by the runtime", async () => {
+  it("a session store: its name in session.store, its options at session.<type> (their secrets known), the history it opens kept by the runtime", async () => {
     const opened: unknown[] = [];
     const history = new MemoryHistoryStore();
     const tape: SessionStoreAdapter = {
       type: "tape",
       description: "histories on tape",
-      options: z.strictObject({ reel: z.string() }),
+      options: z.strictObject({ reel: z.string(), vault: z.string().optional() }),
+      secrets: (options) => [(options as { vault?: string }).vault ?? ""].filter((s) => s !== ""),
       open: ({ options }) => {
         opened.push(options);
         return { history };
       },
     };
-    const loaded = loadConfig({ env: {}, cwd: project({ session: { store: "tape", tape: { reel: "r1" } } }), extensions: { stores: [tape] } });
+    const loaded = loadConfig({
+      env: {},
+      cwd: project({ session: { store: "tape", tape: { reel: "r1", vault: "vault-secret-42" } } }),
+      extensions: { stores: [tape] },
+    });
+    expect(loaded.secrets.has("vault-secret-42")).toBe(true);
     const { runtime } = bootstrap(loaded, { logger: recordingLogger() });
     await runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "keep me" });
-    expect(opened).toEqual([{ reel: "r1" }]);
+    expect(opened).toEqual([{ reel: "r1", vault: "vault-secret-42" }]);
     expect((await history.get("agent:main:http:s")).map((m) => m.content)[0]).toBe("keep me");
     await runtime.close();
     expect(problemsOf(() => loadConfig({ env: {}, cwd: project({ session: { store: "tape", tape: { reel: 1 } } }), extensions: { stores: [tape] } }))).toEqual([

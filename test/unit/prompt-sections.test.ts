@@ -12,16 +12,19 @@ import { MAX_SECTION_BYTES } from "../../src/port/prompt.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { recordingLogger } from "../support/project.js";
+import { ManualTimers } from "../support/timers.js";
+import { waitFor } from "../support/wait.js";
 
 const section = (name: string, maxBytes: number, text: () => string | undefined): Feature => ({
   name,
   setup: () => ({ prompt: [{ name, maxBytes, text }] }),
 });
 
-function runtimeWith(features: Feature[]) {
+function runtimeWith(features: Feature[], turnTimer?: ManualTimers) {
   const model = new ControlledModel();
   const logger = recordingLogger();
   const runtime = new Runtime({
+    ...(turnTimer ? { turnTimer: turnTimer.timer } : {}),
     config: builtinConfigSchema().parse({}),
     agents: new Map([["main", readAgent("main", "agents/main/AGENT.md", "---\nname: Main\n---\nYou are the body.").agent]]),
     models: single(model),
@@ -82,6 +85,34 @@ describe("prompt sections", () => {
     const { runtime, logger, systemOfTurn } = runtimeWith([broken, section("after", 100, () => "After it.")]);
     expect(await systemOfTurn("hello")).toBe("You are the body.\n\nAfter it.");
     expect(logger.lines).toContainEqual({ level: "warn", message: 'prompt section "broken" failed for agent:main:http:s, left out of this turn: disk gone' });
+    await runtime.close();
+  });
+
+  it("a section that never answers is ended by the turn's deadline, like the rest of the turn", async () => {
+    const timers = new ManualTimers();
+    let asked: AbortSignal | undefined;
+    const hanging: Feature = {
+      name: "hanging",
+      setup: () => ({
+        prompt: [
+          {
+            name: "hanging",
+            maxBytes: 100,
+            text: ({ signal }) => {
+              asked = signal;
+              return new Promise<string>(() => {});
+            },
+          },
+        ],
+      }),
+    };
+    const { runtime } = runtimeWith([hanging], timers);
+    const turn = runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "hello" });
+    await waitFor("the section to be asked for its text", () => asked !== undefined);
+    expect(timers.fireAll(900_000)).toBe(1);
+    await expect(turn).rejects.toMatchObject({ code: "turn_timeout" });
+    expect(asked!.aborted).toBe(true);
+    expect(runtime.stats().locks).toBe(0);
     await runtime.close();
   });
 

@@ -4,7 +4,7 @@
  * brings without knowing; the built-in feature state keeps a feature's
  * entries, bounded, and (store jsonl) across a restart.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -40,6 +40,11 @@ describe("feature state", () => {
     expect(await store.put("cron", "b", "new", 0)).toBe(1);
     expect(await store.put("cron", "b", "again", 0)).toBeUndefined();
     expect((await store.list("cron")).map((e) => e.key)).toEqual(["a", "b"]);
+    // What the store hands out is frozen: a change to it is a put, never a change behind the store's back.
+    const held = (await store.get("cron", "a"))!.value as { at: number };
+    expect(() => {
+      held.at = 99;
+    }).toThrow(TypeError);
     expect(await store.delete("cron", "a", 1)).toBe(false);
     expect(await store.delete("cron", "a", 3)).toBe(true);
     expect(await store.delete("cron", "a")).toBe(false);
@@ -83,6 +88,20 @@ describe("feature state", () => {
     writeFileSync(file, JSON.stringify({ entries: [] }));
     expect(await broken.list("cron")).toEqual([]);
     await broken.close();
+    await expect(broken.put("cron", "late", 1)).rejects.toThrow("the session store is closed");
+  });
+
+  it("jsonl: a write that cannot be made changes nothing, and the next one that can is kept", async () => {
+    const dir = tempDir();
+    // A folder where the write's temporary file would go: the write fails before the file is replaced.
+    mkdirSync(path.join(dir, "state", "cron.json.tmp"), { recursive: true });
+    const store = new JsonlFeatureState(dir);
+    await expect(store.put("cron", "job-1", { every: "1h" })).rejects.toMatchObject({ code: "storage_failed", replaced: false });
+    expect(await store.get("cron", "job-1")).toBeUndefined();
+    rmSync(path.join(dir, "state", "cron.json.tmp"), { recursive: true });
+    expect(await store.put("cron", "job-1", { every: "2h" }, 0)).toBe(1);
+    await store.close();
+    expect(await new JsonlFeatureState(dir).get("cron", "job-1")).toMatchObject({ value: { every: "2h" }, version: 1 });
   });
 });
 

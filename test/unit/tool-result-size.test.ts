@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { readAgent } from "../../src/agents/catalog.js";
 import { applyEnvOverrides } from "../../src/config/env.js";
-import { builtinConfigSchema } from "../../src/house.js";
+import { builtinConfigSchema, builtinHouse } from "../../src/house.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { formatBytes } from "../../src/bytes.js";
 import { ToolSet } from "../../src/tools/tool-set.js";
@@ -105,7 +105,7 @@ describe("the size of a tool result", () => {
   it("tools.max_result_bytes is checked: at least 1 KiB, and not a tool", () => {
     expect(configSchema.safeParse({ tools: { max_result_bytes: 10 } }).success).toBe(false);
     expect(configSchema.safeParse({ tools: { max_result_bytes: 4096 } }).success).toBe(true);
-    expect(applyEnvOverrides({}, { PICOCLAW_TOOLS_MAX_RESULT_BYTES_ENABLED: "true" }).problems).toEqual([
+    expect(applyEnvOverrides({}, { PICOCLAW_TOOLS_MAX_RESULT_BYTES_ENABLED: "true" }, builtinHouse().layout).problems).toEqual([
       "PICOCLAW_TOOLS_MAX_RESULT_BYTES_ENABLED: tools.max_result_bytes is not a tool",
     ]);
   });

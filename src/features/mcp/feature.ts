@@ -3,6 +3,7 @@ import { type Feature, type Preloaded, defineFeature } from "../../port/feature.
 import type { AnyTool } from "../../tools/registry.js";
 import { type McpSection, mcpSecrets, mcpSection } from "./config.js";
 import type { McpHub, McpStartReport } from "./hub.js";
+import { mcpFromPicoclaw } from "./picoclaw.js";
 
 /** What an MCP server process inherits from the gateway's environment; the rest it gets only through its own `env`. */
 export const MCP_INHERITED_ENV = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
@@ -21,7 +22,11 @@ const SECTION = "tools.mcp";
 export const mcpFeature: Feature = defineFeature({
   name: "mcp",
   needs: [],
-  config: { sections: { [SECTION]: mcpSection }, secrets: (own) => mcpSecrets(own.sections[SECTION]) },
+  config: {
+    sections: { [SECTION]: mcpSection },
+    secrets: (own) => mcpSecrets(own.sections[SECTION]),
+    fromPicoclaw: { [SECTION]: mcpFromPicoclaw },
+  },
   async preload(ctx): Promise<Preloaded> {
     const section = ctx.config.sections[SECTION] as McpSection;
     if (Object.keys(section.servers).length === 0) return { feature: mcpFeature };

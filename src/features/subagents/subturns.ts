@@ -2,7 +2,7 @@ import type { AgentDefinition } from "../../agents/agent.js";
 import { messageOf } from "../../errors.js";
 import type { FeatureHost } from "../../port/feature.js";
 import type { ChatMessage } from "../../models/message.js";
-import type { HistoryStore } from "../../session/history.js";
+import type { FeatureHistory } from "../../port/feature.js";
 import { childSessionKey, depth, rootKey } from "../../session/key.js";
 import { joinSignals } from "../../signals.js";
 import type { ChildOutcome, ParentCall } from "./events.js";
@@ -199,7 +199,7 @@ function childMessage(request: ChildRequest): string {
   return `[A task from agent "${request.parentAgent.id}". Your final answer goes back to it, not to the user.]\n\n${request.task}`;
 }
 
-async function trimHistory(history: HistoryStore, key: string): Promise<void> {
+async function trimHistory(history: FeatureHistory, key: string): Promise<void> {
   const messages = await history.get(key);
   if (messages.length <= MAX_CHILD_HISTORY) return;
   let kept: ChatMessage[] = messages.slice(-MAX_CHILD_HISTORY);

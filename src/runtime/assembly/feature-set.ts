@@ -1,5 +1,5 @@
 import { sectionsOf } from "../../config/layout.js";
-import { messageOf } from "../../errors.js";
+import { ConfigError, messageOf } from "../../errors.js";
 import type { Command } from "../../port/command.js";
 import { type Capability, EMBEDDER_ORIGIN, type Feature, type FeatureHost } from "../../port/feature.js";
 import { MAX_SECTION_BYTES, type PromptSection } from "../../port/prompt.js";
@@ -39,7 +39,11 @@ export class FeatureSet {
     tools: readonly AnyTool[],
     own: (feature: Feature) => Pick<FeatureHost, "state">,
   ): void {
+    const names = new Set<string>();
     for (const feature of features) {
+      // A feature's name is its durable state's namespace too: two of one name would share it.
+      if (names.has(feature.name)) throw new ConfigError([`two features are named "${feature.name}"; each feature needs a name of its own`]);
+      names.add(feature.name);
       const parts = feature.setup(share({ ...host, ...own(feature) }, feature.needs ?? []), sectionsOf(config, feature.config));
       if (parts.api !== undefined) this.apis.set(feature, parts.api);
       this.tools.addAll(parts.tools ?? [], parts.origin ?? (() => `feature "${feature.name}"`), parts.toolFor?.bind(parts));
@@ -99,7 +103,7 @@ export class FeatureSet {
 function share(host: FeatureHost, needs: readonly Capability[]): FeatureHost {
   const shared: Partial<Record<Capability, unknown>> = {};
   for (const capability of needs) {
-    if (!(capability in host)) throw new TypeError(`no host capability "${capability}"`);
+    if (!Object.hasOwn(host, capability)) throw new TypeError(`no host capability "${capability}"`);
     shared[capability] = host[capability];
   }
   return shared as FeatureHost;

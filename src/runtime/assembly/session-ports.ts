@@ -7,6 +7,7 @@ import { MemoryHistoryStore } from "../../session/memory-history.js";
 import { Outbox, type SessionOutbox } from "../../session/outbox.js";
 import { type StopBoard, StopSwitches } from "../../session/stop-switches.js";
 import type { SessionPorts } from "../../session/store.js";
+import { historyLimits, stateLimits } from "../../session/limits.js";
 import type { TurnOrder } from "../../session/turn-order.js";
 
 /** Every session port the runtime works with. */
@@ -20,16 +21,8 @@ export interface Ports {
 
 /** The ports a store brought, and the in-process one of each it did not: histories in memory (within the config's bounds), a queue per key, stop switches, the outbox (logging what it drops), feature state in memory. */
 export function withInProcessPorts(given: Partial<SessionPorts>, config: Config, logger: Logger): Ports {
-  const { defaults } = config.agents;
   return {
-    history:
-      given.history ??
-      new MemoryHistoryStore({
-        maxMessages: defaults.max_history_messages,
-        maxBytes: defaults.max_history_bytes,
-        maxSessions: config.session.max_sessions,
-        maxTotalBytes: config.session.max_bytes,
-      }),
+    history: given.history ?? new MemoryHistoryStore(historyLimits(config)),
     order: given.order ?? new KeyQueue(),
     stops: given.stops ?? new StopSwitches(),
     outbox:
@@ -39,6 +32,6 @@ export function withInProcessPorts(given: Partial<SessionPorts>, config: Config,
         overflowed: (key, items, bytes) =>
           logger.warn(`closed an event stream of ${key}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`),
       }),
-    state: given.state ?? new MemoryFeatureState({ maxKeys: config.session.state_max_keys, maxBytes: config.session.state_max_bytes }),
+    state: given.state ?? new MemoryFeatureState(stateLimits(config)),
   };
 }

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from "../../agents/agent.js";
-import { AbortedError, RequestError } from "../../errors.js";
+import { AbortedError, RequestError, messageOf } from "../../errors.js";
 import type { DeliveryOrigin, EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import { CHAT_ID, parseSessionKey, rootKey, sessionKeyFor } from "../../session/key.js";
@@ -31,6 +31,7 @@ export interface PipelineParts {
   shutdown: AbortSignal;
   /** Whether the runtime has stopped taking messages. */
   closing: () => boolean;
+  warn: (message: string) => void;
 }
 
 /**
@@ -104,7 +105,7 @@ export class MessagePipeline {
           answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
         }
         // Taken while the message still holds the session: after /clear (which dropped them) there are none.
-        return { ...answer, earlier: await outbox.drain(sessionKey) };
+        return { ...answer, earlier: await this.earlier(sessionKey) };
       } finally {
         watch?.close();
       }
@@ -118,10 +119,25 @@ export class MessagePipeline {
       // Shutdown and a client that left abort with their own reasons and stay errors.
       if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
       delivered.push({ from: "command", text: STOPPED_REPLY });
-      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: await outbox.drain(sessionKey), stopped: true };
+      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: await this.earlier(sessionKey), stopped: true };
     } finally {
       stop?.release();
       joined.dispose();
+    }
+  }
+
+  /**
+   * Deliveries kept for the session, handed out with an answer. The answer's
+   * turn is kept already: when the outbox cannot be read, the answer goes
+   * without them (they stay kept, for the next one) rather than fail, which
+   * a client would take for a turn to send again.
+   */
+  private async earlier(sessionKey: string): Promise<Delivery[]> {
+    try {
+      return await this.parts.outbox.drain(sessionKey);
+    } catch (error) {
+      this.parts.warn(`the deliveries kept for ${sessionKey} could not be read; they wait for the next answer: ${messageOf(error)}`);
+      return [];
     }
   }
 

@@ -6,7 +6,7 @@ import { RequestError } from "../../errors.js";
 import { oneMessageKey, parseSessionKey } from "../../session/key.js";
 import type { ImageInput } from "../turn/images.js";
 import type { ConversationInput } from "./message.js";
-import { forgetSession } from "./session-clearing.js";
+import { forgetSession } from "./session-control.js";
 import type { SessionLifecycle } from "../../session/state.js";
 import type { SessionOutbox } from "../../session/outbox.js";
 
@@ -60,11 +60,7 @@ export class OneMessageSessions {
       return await work();
     } finally {
       release();
-      await this.release(sessionKey);
+      await forgetSession(this.deps, sessionKey, "release");
     }
-  }
-
-  private release(sessionKey: string): Promise<void> {
-    return forgetSession(this.deps, sessionKey, "release");
   }
 }

@@ -3,6 +3,7 @@ import { cutToBytes } from "../../bytes.js";
 import { abortReason, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { PromptSection } from "../../port/prompt.js";
+import { untilAborted } from "../../signals.js";
 
 /**
  * The system prompt of a turn: the AGENT.md body, then the features'
@@ -24,7 +25,8 @@ export class SystemPrompt {
     for (const section of this.sections) {
       let text: string | undefined;
       try {
-        text = await section.text({ agent, sessionKey, signal });
+        // A section that ignores its signal does not hold the turn past its deadline or /stop.
+        text = await untilAborted(section.text({ agent, sessionKey, signal }), signal);
       } catch (error) {
         if (signal.aborted) throw abortReason(signal);
         this.logger.warn(`prompt section "${section.name}" failed for ${sessionKey}, left out of this turn: ${messageOf(error)}`);
@@ -36,11 +38,12 @@ export class SystemPrompt {
   }
 }
 
-/** The section's text within its bytes: cut at the last whole line that fits, with a note saying so. */
+/** The section's text within its bytes: cut at the last whole line that fits, with a note saying so (when the note itself fits). */
 function bounded(section: PromptSection, text: string): string {
   if (Buffer.byteLength(text, "utf8") <= section.maxBytes) return text;
   const note = `\n[The ${section.name} section was cut: it is over ${section.maxBytes} bytes.]`;
-  const room = Math.max(0, section.maxBytes - Buffer.byteLength(note, "utf8"));
+  const room = section.maxBytes - Buffer.byteLength(note, "utf8");
+  if (room <= 0) return cutToBytes(text, section.maxBytes);
   const start = cutToBytes(text, room);
   const line = start.lastIndexOf("\n");
   return `${line > 0 ? start.slice(0, line) : start}${note}`;

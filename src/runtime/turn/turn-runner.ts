@@ -88,9 +88,8 @@ export class TurnRunner {
     try {
       // Held while the turn runs: a session in use is never evicted.
       release = await deps.history.hold(sessionKey);
-      const system = await deps.system.for(agent, sessionKey, signal);
       const result = await runTurn({
-        system,
+        system: (turnSignal) => deps.system.for(agent, sessionKey, turnSignal),
         ...(note === undefined ? {} : { note }),
         turnId,
         agent,

@@ -14,8 +14,8 @@ import { type TokenUsage, UsageSum } from "./usage.js";
 export interface TurnInput {
   turnId: string;
   agent: AgentDefinition;
-  /** The system prompt: the agent's, with the features' sections (system-prompt.ts). */
-  system: string;
+  /** The system prompt: the agent's, with the features' sections (system-prompt.ts), made under the turn's signal (its deadline counts). */
+  system: (signal: AbortSignal) => Promise<string>;
   sessionKey: string;
   text: string;
   /** Images sent with the message (checked by the runtime before the turn). */
@@ -78,7 +78,8 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
 async function loop(input: TurnInput): Promise<TurnResult> {
   const { agent, sessionKey, signal, provider, tools, events } = input;
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
-  const prefix: ChatMessage[] = input.system ? [{ role: "system", content: input.system }] : [];
+  const system = await input.system(signal);
+  const prefix: ChatMessage[] = system ? [{ role: "system", content: system }] : [];
   const history = await input.history.get(sessionKey);
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];

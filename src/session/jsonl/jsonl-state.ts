@@ -1,13 +1,17 @@
 import { DEFAULT_STATE_LIMITS, type FeatureStateStore, type StateEntry, type StateLimits, StateNamespace } from "../feature-state.js";
 import { KeyQueue } from "../key-queue.js";
 import { StorageError } from "./session-files.js";
-import { StateFiles } from "./state-files.js";
+import { StateFiles, StateWriteError } from "./state-files.js";
 
 /**
  * Durable feature state of the JSONL store: each namespace in its file of
  * the session folder (state-files.ts), read on first use and then held in
  * memory. Changes to one namespace go one at a time; each is on disk before
- * it resolves, and one that could not be written changes nothing.
+ * it resolves. One that could not be written changes nothing; one whose
+ * file was replaced but whose folder could not be synced after it is held
+ * as the file now says (memory and disk agree) and still rejects, saying
+ * so: a caller that took a due job with `expect` sees a failure, and nobody
+ * takes that job again at that version.
  */
 export class JsonlFeatureState implements FeatureStateStore {
   private readonly files: StateFiles;
@@ -63,8 +67,7 @@ export class JsonlFeatureState implements FeatureStateStore {
       const space = await this.namespace(namespace);
       const entry = space.next(key, value, expect);
       if (!entry) return undefined;
-      await this.files.write(namespace, serialise([...space.list().filter((e) => e.key !== key), entry]));
-      space.set(entry);
+      await this.written(this.files.write(namespace, serialise([...space.list().filter((e) => e.key !== key), entry])), () => space.set(entry));
       return entry.version;
     });
   }
@@ -73,15 +76,25 @@ export class JsonlFeatureState implements FeatureStateStore {
     return this.queue.run(namespace, async () => {
       const space = await this.namespace(namespace);
       if (!space.removable(key, expect)) return false;
-      await this.files.write(namespace, serialise(space.list().filter((e) => e.key !== key)));
-      space.remove(key);
+      await this.written(this.files.write(namespace, serialise(space.list().filter((e) => e.key !== key))), () => space.remove(key));
       return true;
     });
   }
 
+  /** Applies a change to memory once its file holds it (even when the write then failed to be made durable). */
+  private async written(write: Promise<void>, apply: () => void): Promise<void> {
+    try {
+      await write;
+    } catch (error) {
+      if (error instanceof StateWriteError && error.replaced) apply();
+      throw error;
+    }
+    apply();
+  }
+
   async close(): Promise<void> {
     await this.queue.drain();
-    await this.files.close();
+    this.files.close();
   }
 }
 

@@ -4,14 +4,14 @@ import type { ChatMessage } from "../../models/message.js";
 import { type DirLock, lockDir } from "./dir-lock.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
 import type { HistoryPage, HistoryStore, SessionInfo } from "../history.js";
-import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, type MemoryHistoryOptions, SessionCache } from "../session-cache.js";
+import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, type SessionCacheOptions, SessionCache } from "../session-cache.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { isTransientKey } from "../key.js";
 import { KeyQueue } from "../key-queue.js";
 import { SessionFiles } from "./session-files.js";
 import { findSessions } from "./stored-sessions.js";
 
-export interface JsonlHistoryOptions extends MemoryHistoryOptions {
+export interface JsonlHistoryOptions extends SessionCacheOptions {
   /** The session folder (made if missing); this store locks it for its process. */
   dir: string;
   /** Sessions kept on disk at most; past it the one changed least recently (and not in a turn) is removed. */

@@ -10,10 +10,22 @@ import { StorageError } from "./session-files.js";
  * the folder synced), so a crash leaves the old file or the new one, never
  * half of either. The folder's lock (dir-lock.ts) covers them.
  */
+
+/** A write that failed; `replaced` says whether the file had been renamed into place (it holds the new text, which may not survive a crash). */
+export class StateWriteError extends StorageError {
+  constructor(
+    file: string,
+    cause: unknown,
+    readonly replaced: boolean,
+  ) {
+    super(replaced ? "sync the folder after replacing" : "write", file, cause);
+  }
+}
+
 export class StateFiles {
   private readonly dir: string;
-  private folder: Promise<FileHandle> | undefined;
   private made = false;
+  private closed = false;
 
   /** The folder is made with the first write: a session folder no feature keeps state in has none. */
   constructor(sessionDir: string) {
@@ -38,45 +50,51 @@ export class StateFiles {
   /** Replaces the namespace's file with `text`; durable once it resolves. */
   async write(namespace: string, text: string): Promise<void> {
     const file = this.fileOf(namespace);
+    if (this.closed) throw new StateWriteError(file, new Error("the session store is closed"), false);
     const temp = `${file}.tmp`;
+    let replaced = false;
     try {
       if (!this.made) await this.make();
       await writeFile(temp, text, { mode: 0o600 });
-      const handle = await open(temp, "r+");
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      await syncFile(temp);
       await rename(temp, file);
-      // Windows cannot open a folder as a file; its entries are durable once the call returns.
-      if (process.platform !== "win32") {
-        this.folder ??= open(this.dir, "r");
-        await (await this.folder).sync();
-      }
+      replaced = true;
+      await syncFolder(this.dir);
     } catch (error) {
-      await unlink(temp).catch(() => {});
-      throw new StorageError("write", file, error);
+      if (!replaced) await unlink(temp).catch(() => {});
+      throw new StateWriteError(file, error, replaced);
     }
+  }
+
+  /** No write after this (the folder's lock goes next). */
+  close(): void {
+    this.closed = true;
   }
 
   /** The folder, and its entry in the session folder made durable. */
   private async make(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    if (process.platform !== "win32") {
-      const parent = await open(path.dirname(this.dir), "r");
-      try {
-        await parent.sync();
-      } finally {
-        await parent.close();
-      }
-    }
+    await syncFolder(path.dirname(this.dir));
     this.made = true;
   }
+}
 
-  async close(): Promise<void> {
-    const folder = this.folder;
-    this.folder = undefined;
-    if (folder) await (await folder).close();
+async function syncFile(file: string): Promise<void> {
+  const handle: FileHandle = await open(file, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Makes a folder's entries (new and renamed files) durable. Windows cannot open a folder as a file; its entries are durable once the call returns. */
+async function syncFolder(dir: string): Promise<void> {
+  if (process.platform === "win32") return;
+  const handle = await open(dir, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

@@ -1,4 +1,4 @@
-import { AbortedError } from "../../errors.js";
+import { AbortedError, messageOf } from "../../errors.js";
 import type { EventBus } from "../../port/events.js";
 import type { HistoryStore } from "../../session/history.js";
 import { agentOfKey, rootKey } from "../../session/key.js";
@@ -24,20 +24,28 @@ export interface SessionParts {
  * `session.cleared` says so.
  */
 export async function forgetSession(parts: SessionParts, sessionKey: string, reason: ClearReason): Promise<void> {
-  try {
-    await parts.lifecycle.clear(sessionKey, reason);
-  } finally {
-    // Last: what the clear stopped may have kept a history or a delivery on its way out.
-    await parts.outbox.clearSession(sessionKey);
-    // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
-    await parts.history.clear(sessionKey);
-    await parts.history.clearBelow(sessionKey);
-  }
+  // Each step is taken whatever the one before did (a store that failed leaves the others to forget);
+  // what failed is thrown at the end, together.
+  const failures: string[] = [];
+  const step = async (work: () => Promise<void>) => {
+    try {
+      await work();
+    } catch (error) {
+      failures.push(messageOf(error));
+    }
+  };
+  await step(() => parts.lifecycle.clear(sessionKey, reason));
+  // Last: what the clear stopped may have kept a history or a delivery on its way out.
+  await step(() => parts.outbox.clearSession(sessionKey));
+  // The session's own history may be only on disk (evicted from memory); its subagents' kept ones are in memory.
+  await step(() => parts.history.clear(sessionKey));
+  await step(() => parts.history.clearBelow(sessionKey));
+  if (failures.length > 0) throw new Error(`forgetting ${sessionKey} failed: ${failures.join("; ")}`);
   parts.events.emit("session.cleared", { agentId: agentOfKey(sessionKey) ?? "", sessionKey, reason });
 }
 
 /** `/clear` and `/stop` on a session: what each ends, in what order. */
-export class SessionClearing {
+export class SessionControl {
   constructor(private readonly parts: SessionParts & { work: Work; background: BackgroundTurns; stops: StopBoard }) {}
 
   /**
