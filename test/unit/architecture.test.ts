@@ -20,6 +20,7 @@ type Room =
   | "session"
   | "tools"
   | "agents"
+  | "workspace"
   | "port"
   | "runtime"
   | "channels"
@@ -44,6 +45,7 @@ function roomOf(file: string): Room {
     session: "session",
     tools: "tools",
     agents: "agents",
+    workspace: "workspace",
     port: "port",
     runtime: "runtime",
     channels: "channels",
@@ -70,12 +72,13 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
   session: { may: ["shared", "config", "messages"], why: "session keys, per-session state and histories are plain data stores below the runtime" },
   tools: { may: ["shared", "session", "messages"], why: "the tool API and its engine know only the ToolContext they give, never the runtime or a feature" },
   agents: { may: ["shared", "config", "tools"], why: "agents are AGENT.md files and the policy that picks their tools" },
+  workspace: { may: ["shared"], why: "an agent's workspace is a confined file system that knows nothing but paths and its policy" },
   port: {
-    may: ["shared", "config", "messages", "session", "tools", "agents"],
+    may: ["shared", "config", "messages", "session", "tools", "agents", "workspace"],
     why: "the feature port is the seam features and the runtime agree on; it depends on neither",
   },
   runtime: {
-    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port"],
+    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "workspace", "port"],
     why: "the runtime names no feature and no HTTP: features plug in through the port, and the gateway drives it from above",
   },
   channels: {
@@ -83,13 +86,28 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
     why: "the part every chat channel shares reaches the runtime only through the port (handleMessage, subscribe) and names no chat app",
   },
   features: {
-    may: ["shared", "config", "messages", "session", "tools", "agents", "port", "channels"],
+    may: ["shared", "config", "messages", "session", "tools", "agents", "workspace", "port", "channels"],
     why: "a feature knows the port and the rooms below it (a chat app also the channels' shared part), never the runtime, the gateway or another feature",
   },
   builtins: { may: ["port", "features"], why: "the list of built-in features names each feature's folder and nothing else" },
   gateway: { may: ["shared", "session", "runtime", "port"], why: "the gateway knows the runtime and the port (feature routes), nothing of features or models" },
   composition: {
-    may: ["shared", "config", "messages", "models", "session", "tools", "agents", "port", "runtime", "channels", "features", "builtins", "gateway"],
+    may: [
+      "shared",
+      "config",
+      "messages",
+      "models",
+      "session",
+      "tools",
+      "agents",
+      "workspace",
+      "port",
+      "runtime",
+      "channels",
+      "features",
+      "builtins",
+      "gateway",
+    ],
     why: "the composition root wires everything",
   },
   entry: {
@@ -101,6 +119,7 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
       "session",
       "tools",
       "agents",
+      "workspace",
       "port",
       "runtime",
       "channels",
@@ -161,9 +180,11 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
       ["config", "composition"].includes(roomOf(file)) ||
       file === "agents/catalog.ts" ||
       /^features\/(plugins|mcp)\//.test(file) ||
+      roomOf(file) === "workspace" ||
       SESSION_FOLDER_FILES.includes(file),
     why:
       "nothing below the runtime reads the file system: config and agents are loaded once and passed in (plugin modules and MCP servers are found at start-up); " +
+      "an agent's files go through its workspace (workspace/), the confined file system; " +
       "the one exception is the session folder of store jsonl, whose files only session/jsonl/session-files.ts and state-files.ts touch and whose lock only session/jsonl/dir-lock.ts holds",
   },
 ];
