@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog } from "./agents/catalog.js";
@@ -5,7 +6,7 @@ import type { FrontmatterKeys } from "./agents/frontmatter.js";
 import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
 import { sectionsOf } from "./config/layout.js";
-import { ConfigError } from "./errors.js";
+import { ConfigError, messageOf } from "./errors.js";
 import { type House, houseOf } from "./house.js";
 import { type Logger, redactingLogger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
@@ -48,6 +49,8 @@ export interface BootstrapOptions {
   history?: HistoryStore | "memory";
   /** The config's secrets' scrubber, when `logger` scrubs with it already (the CLI's): the logger is then used as it is. */
   redact?: Redact;
+  /** Make each agent's workspace folder when missing (default true; `config check` changes nothing on disk). */
+  makeWorkspaces?: boolean;
 }
 
 export interface Bootstrapped {
@@ -84,7 +87,11 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     return type.create(entry, `channel_list[${i}]`);
   });
   const features = [...own, ...(opts.features ?? []), ...channels];
-  const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features));
+  const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features), {
+    baseDir: loaded.baseDir,
+    workspace: loaded.config.agents.defaults.workspace,
+    home: loaded.env.HOME,
+  });
   const wanted = loaded.config.agents.default;
   if (!catalog.agents.has(wanted)) {
     const found = [...catalog.agents.keys()];
@@ -94,6 +101,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     ]);
   }
   checkChannelAgents(loaded, catalog);
+  if (opts.makeWorkspaces !== false) makeWorkspaces(catalog.agents.values());
   const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] }, house.providers);
   checkUsedModels(loaded, catalog.agents.values(), models);
   const ports = openStore(loaded, house, opts, logger);
@@ -179,6 +187,19 @@ function checkUsedModels(loaded: LoadedConfig, agents: Iterable<AgentDefinition>
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/** Each agent's workspace folder, made when missing (start-up stops, exit 2, naming the folder, when it cannot be). */
+function makeWorkspaces(agents: Iterable<AgentDefinition>): void {
+  const problems: string[] = [];
+  for (const folder of new Set([...agents].flatMap((agent) => (agent.workspace ? [agent.workspace] : [])))) {
+    try {
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      problems.push(`agents.defaults.workspace: cannot make ${folder} (${messageOf(error)})`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -208,8 +208,14 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
  * Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it.
  * Histories stay in memory: these commands never take the session folder (a gateway may own it).
  */
-async function withRuntime(loaded: LoadedConfig, { logger, redact }: CliLog, io: CliIO, work: (prepared: Bootstrapped) => Promise<number>): Promise<number> {
-  const prepared = await prepare(loaded, { logger, redact, history: "memory" });
+async function withRuntime(
+  loaded: LoadedConfig,
+  { logger, redact }: CliLog,
+  io: CliIO,
+  work: (prepared: Bootstrapped) => Promise<number>,
+  makeWorkspaces = true,
+): Promise<number> {
+  const prepared = await prepare(loaded, { logger, redact, history: "memory", makeWorkspaces });
   printWarnings(prepared.warnings, io);
   try {
     return await work(prepared);
@@ -275,11 +281,17 @@ function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
 }
 
 function configCheck(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
-  return withRuntime(loaded, log, io, async ({ problems }) => {
-    // What the gateway starts with (as warnings) but a check must not call OK.
-    if (problems.length > 0) throw new ConfigError(problems);
-    io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
-    io.stdout(JSON.stringify(maskSecrets(loaded.config, loaded), null, 2));
-    return 0;
-  });
+  return withRuntime(
+    loaded,
+    log,
+    io,
+    async ({ problems }) => {
+      // What the gateway starts with (as warnings) but a check must not call OK.
+      if (problems.length > 0) throw new ConfigError(problems);
+      io.stderr(`config OK: ${loaded.file ?? "(no file; defaults)"}`);
+      io.stdout(JSON.stringify(maskSecrets(loaded.config, loaded), null, 2));
+      return 0;
+    },
+    false,
+  );
 }

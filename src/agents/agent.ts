@@ -10,6 +10,8 @@ export interface AgentDefinition {
   tools: readonly string[] | null;
   /** Agents this one may delegate to or spawn as (`"*"` for any); empty: none. */
   allowAgents: readonly string[];
+  /** Its workspace folder (absolute): AGENT.md `workspace:`, else `agents.defaults.workspace`; undefined for an agent made without one (tests). */
+  workspace?: string;
   /** Frontmatter keys that features read (`todo_style`...), validated by the feature's schema. */
   settings: Readonly<Record<string, unknown>>;
   /** The body of AGENT.md: the system prompt. */

@@ -18,7 +18,22 @@ export interface AgentCatalog {
  * that does not parse loads the agent with NO tools (fail closed) and a
  * warning naming the file; nothing here throws for a bad agent.
  */
-export function loadAgentCatalog(dir: string, extra: FrontmatterKeys = {}): AgentCatalog {
+/** Where relative workspace paths resolve, and the default one (agents.defaults.workspace). */
+export interface WorkspaceDefaults {
+  baseDir: string;
+  workspace: string;
+  /** The home folder `~` stands for. */
+  home?: string | undefined;
+}
+
+/** An agent's workspace folder, absolute: `~` is the home folder, a relative path is under `baseDir`. */
+export function workspacePath(written: string, defaults: Pick<WorkspaceDefaults, "baseDir" | "home">): string {
+  const home = defaults.home;
+  const expanded = home && (written === "~" || written.startsWith("~/")) ? path.join(home, written.slice(1)) : written;
+  return path.resolve(defaults.baseDir, expanded);
+}
+
+export function loadAgentCatalog(dir: string, extra: FrontmatterKeys = {}, workspaces?: WorkspaceDefaults): AgentCatalog {
   const agents = new Map<string, AgentDefinition>();
   const warnings: string[] = [];
   if (!existsSync(dir)) {
@@ -39,6 +54,7 @@ export function loadAgentCatalog(dir: string, extra: FrontmatterKeys = {}): Agen
       continue;
     }
     const { agent, warnings: own } = readAgent(name, file, readFileSync(file, "utf8"), extra);
+    if (workspaces) agent.workspace = workspacePath(agent.workspace ?? workspaces.workspace, workspaces);
     agents.set(name, agent);
     warnings.push(...own);
   }
@@ -59,6 +75,7 @@ export function readAgent(id: string, file: string, text: string, extra: Frontma
       name: fm?.name ?? id,
       description: fm?.description ?? "",
       model: fm?.model,
+      ...(fm?.workspace === undefined ? {} : { workspace: fm.workspace }),
       tools: fm === null ? [] : (fm.tools ?? null),
       allowAgents: fm?.allow_agents ?? [],
       settings: fm?.settings ?? {},

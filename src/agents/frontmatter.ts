@@ -13,6 +13,7 @@ export const frontmatterSchema = z.looseObject({
   name: z.string().min(1).optional(),
   description: z.string().optional(),
   model: z.string().min(1).optional(),
+  workspace: z.string().min(1).optional(),
   tools: z
     .array(z.string().min(1))
     .nullable()

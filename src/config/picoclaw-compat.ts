@@ -38,9 +38,7 @@ const isObject = (value: unknown): value is Json => value !== null && typeof val
 const PICOCLAW_ONLY = ["version", "evolution", "heartbeat", "devices", "voice", "hooks", "events", "llm", "stt", "rate_limits"];
 /** PicoClaw's `agents.defaults` keys that PicoClaw-TS does not have. */
 const PICOCLAW_AGENT_DEFAULTS = [
-  "workspace",
   "data_dir",
-  "restrict_to_workspace",
   "summarize_message_threshold",
   "summarize_token_percent",
   "split_on_marker",
@@ -52,8 +50,6 @@ const PICOCLAW_AGENT_DEFAULTS = [
 const PICOCLAW_ENTRY_KEYS = ["thinking_level", "auth_method", "tool_schema_transform"];
 /** PicoClaw's own tools (and its tool-wide path lists), which PicoClaw-TS does not have. */
 const PICOCLAW_TOOL_KEYS = [
-  "allow_read_paths",
-  "allow_write_paths",
   "web",
   "web_fetch",
   "cron",

@@ -52,6 +52,18 @@ export const agentsSchema = (defaultsExtra: Shape = {}) =>
             .describe(
               "Time limit of one turn in ms (model calls and tools together); past it the turn is aborted, its history unchanged (but for a summary written by agents.defaults.summarize).",
             ),
+          workspace: z
+            .string()
+            .min(1)
+            .default("workspace")
+            .describe(
+              "Each agent's workspace folder (relative to the config file; ~ is the home folder), made at start when missing. AGENT.md workspace: overrides it.",
+            ),
+          restrict_to_workspace: z
+            .boolean()
+            .default(true)
+            .describe("File tools read and write only inside the workspace (and what tools.allow_read_paths / allow_write_paths name)."),
+          allow_read_outside_workspace: z.boolean().default(false).describe("With restrict_to_workspace: file tools may read anywhere; writes stay confined."),
           ...defaultsExtra,
         })
         .prefault({}),
@@ -173,8 +185,26 @@ export const pluginToolSchema = z.strictObject({
   timeout_ms: int(1, 86_400_000).optional().describe("Time limit of one call in ms (default 60000)."),
 });
 
+/** A list of regular expressions (PicoClaw's allow lists), each one checked to compile. */
+const pathPatterns = z
+  .array(
+    z.string().refine((source) => {
+      try {
+        new RegExp(source);
+        return true;
+      } catch {
+        return false;
+      }
+    }, "not a valid regular expression"),
+  )
+  .max(1000)
+  // PicoClaw's config writes null for none.
+  .nullable()
+  .default([])
+  .transform((list) => list ?? []);
+
 /**
- * `tools`: the one key of its own (`max_result_bytes`), the sections the
+ * `tools`: its own keys (`max_result_bytes`, the allow lists), the sections the
  * features mount here (each tool's `tools.<key>`, and others such as
  * `tools.mcp`), and any other `tools.<name>` as the section of a tool the
  * gateway does not ship (a plugin's, an MCP server's).
@@ -187,13 +217,17 @@ export const toolsSchema = (extra: Shape = {}) =>
         .describe(
           "The most UTF-8 bytes a tool result keeps (every tool: built-in, plugin, MCP), for the model and the user; the rest is cut with a note saying so (default 65536).",
         ),
+      allow_read_paths: pathPatterns.describe(
+        "Regular expressions of absolute paths file tools may read outside the workspace; ^/literal/folder also allows what is inside it.",
+      ),
+      allow_write_paths: pathPatterns.describe("Regular expressions of absolute paths file tools may write outside the workspace."),
       ...extra,
     })
     .catchall(pluginToolSchema)
     .prefault({});
 
-/** The key of `tools` the core owns (it is no tool's section). */
-export const CORE_TOOLS_KEYS = ["max_result_bytes"] as const;
+/** The keys of `tools` the core owns (they are no tool's section). */
+export const CORE_TOOLS_KEYS = ["max_result_bytes", "allow_read_paths", "allow_write_paths"] as const;
 
 /** An origin as browsers send it: `scheme://host[:port]`, http or https, nothing after. */
 function isOrigin(text: string): boolean {

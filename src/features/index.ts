@@ -1,7 +1,9 @@
 import type { ChannelType } from "../port/channel-type.js";
 import type { Feature } from "../port/feature.js";
+import { filesFeature } from "./files/feature.js";
 import { mcpFeature } from "./mcp/feature.js";
 import { pluginsFeature } from "./plugins/feature.js";
+import { promptFilesFeature } from "./prompt-files/feature.js";
 import { subagentsFeature } from "./subagents/feature.js";
 import { telegramChannel } from "./telegram/feature.js";
 import { todoFeature } from "./todo/feature.js";
@@ -12,7 +14,7 @@ import { todoFeature } from "./todo/feature.js";
  * sections, tools, commands, routes, events and tests' hooks). They are set
  * up in this order; an embedder's come after them.
  */
-export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, pluginsFeature, mcpFeature];
+export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, filesFeature, promptFilesFeature, pluginsFeature, mcpFeature];
 
 /** The chat apps a `channel_list` entry may name as its `type`. */
 export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];

@@ -11,6 +11,7 @@ import type { FeatureState } from "../session/feature-state.js";
 import type { SessionScoped } from "../session/state.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
+import type { Workspace } from "../workspace/workspace.js";
 import type { Command } from "./command.js";
 import type { EventBus } from "./events.js";
 import type { PromptSection } from "./prompt.js";
@@ -184,6 +185,8 @@ export interface FeatureHost {
   deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void;
   /** A notice for the session's open streams (`event` with JSON `data`): its event streams, and the message being answered with its events streamed; never kept. */
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
+  /** The agent's workspace: the confined file system its file tools go through (the agent's `workspace`, with the config's policy). */
+  workspace(agentId: string): Promise<Workspace>;
   /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */
   readonly state: FeatureState;
   /** The session's stop switch (`/stop`) joined with shutdown, held until released. */

@@ -9,6 +9,7 @@ import type { SessionLifecycle, SessionState } from "../session/state.js";
 import type { TurnOrder } from "../session/turn-order.js";
 import type { Timer } from "../signals.js";
 import type { FeatureSet } from "./assembly/feature-set.js";
+import type { AgentWorkspaces } from "./assembly/workspaces.js";
 import type { MessagePipeline } from "./messages/message-pipeline.js";
 import type { MessageWatches } from "./streams/message-stream.js";
 import type { TurnRunner } from "./turn/turn-runner.js";
@@ -35,6 +36,7 @@ export interface HostParts {
   work: Work;
   lifecycle: SessionLifecycle;
   features: FeatureSet;
+  workspaces: AgentWorkspaces;
   handleMessage(input: ChatInput): Promise<ChatOutcome>;
 }
 
@@ -56,6 +58,7 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     timer: p.timer,
     ids: p.ids,
     agent: (agentId) => p.agent(agentId),
+    workspace: (agentId) => p.workspaces.of(p.agent(agentId)),
     hasTool: (agentId, tool) => p.policy.toolSet(p.agent(agentId)).has(tool),
     noteForNextTurn: (agentId, sessionKey, note) => p.notes.set(agentId, sessionKey, note),
     runTurn: (agent, sessionKey, text, signal) => p.locks.run(sessionKey, async () => (await p.turns.run(agent, sessionKey, text, signal, () => {})).reply),

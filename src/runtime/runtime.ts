@@ -23,6 +23,7 @@ import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
 import { withInProcessPorts } from "./assembly/session-ports.js";
 import { featureHost } from "./host.js";
+import { AgentWorkspaces } from "./assembly/workspaces.js";
 import { SessionControl } from "./messages/session-control.js";
 import { FeatureSet } from "./assembly/feature-set.js";
 import { MessageWatches } from "./streams/message-stream.js";
@@ -168,6 +169,7 @@ export class Runtime {
       work: this.work,
       lifecycle: this.lifecycle,
       features: this.features,
+      workspaces: new AgentWorkspaces(this.config),
       handleMessage: (input) => this.handleMessage(input),
     });
     this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }));

@@ -28,7 +28,11 @@ import { AllowedPaths, within } from "./allowed-paths.js";
 
 /** What a path was refused or failed for: the message names the path and, when it is outside, the root. */
 export class WorkspaceError extends PicoclawError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The path (or a folder on it) does not exist. */
+    readonly missing = false,
+  ) {
     super(message, { code: "invalid_request", fault: "user" });
   }
 }
@@ -261,7 +265,7 @@ export class Workspace {
     const shown = this.display(absolute);
     switch (code(error)) {
       case "ENOENT":
-        return new WorkspaceError(`failed to ${what} ${shown}: no such file or directory`);
+        return new WorkspaceError(`failed to ${what} ${shown}: no such file or directory`, true);
       case "ENOTDIR":
         return new WorkspaceError(`failed to ${what} ${shown}: a part of the path is not a directory`);
       case "EISDIR":

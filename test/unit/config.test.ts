@@ -27,6 +27,10 @@ describe("config file lookup", () => {
       max_history_bytes: 4 * 1024 * 1024,
       summarize: false,
       turn_timeout_ms: 900_000,
+      workspace: "workspace",
+      restrict_to_workspace: true,
+      allow_read_outside_workspace: false,
+      prompt_files: { enabled: true, max_bytes: 16384 },
       subturn: { max_depth: 3, max_concurrent: 5, max_running: 20, timeout_ms: 300000, concurrency_timeout_ms: 30000 },
     });
     expect(loaded.config.session).toEqual({

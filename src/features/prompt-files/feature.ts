@@ -1,0 +1,67 @@
+import { cutToBytes } from "../../bytes.js";
+import { defineFeature } from "../../port/feature.js";
+import type { PromptSection } from "../../port/prompt.js";
+import type { Workspace } from "../../workspace/workspace.js";
+import { WorkspaceError } from "../../workspace/workspace.js";
+import { promptFilesSection } from "./config.js";
+
+const SECTION = "agents.defaults.prompt_files";
+
+/**
+ * The workspace's prompt files, as PicoClaw reads them, in the system
+ * prompt after the AGENT.md body, in this order: `## SOUL.md`, `## USER.md`,
+ * `## IDENTITY.md` (each headed by its name), then `# Memory` with
+ * memory/MEMORY.md. A missing file adds nothing; each is cut to
+ * `max_bytes`. Read through the agent's workspace (a symlink out is not
+ * followed), each turn: the text changes only when a file does, so prompt
+ * caching keeps hitting.
+ */
+export const promptFilesFeature = defineFeature({
+  name: "prompt-files",
+  needs: ["workspace"],
+  config: { sections: { [SECTION]: promptFilesSection } },
+  setup(host, config) {
+    const { enabled, max_bytes } = config.sections[SECTION];
+    if (!enabled) return {};
+    const file = (name: string, heading: (text: string) => string): PromptSection => ({
+      name,
+      // Room for the heading and the note of a file cut, beside the file's own bytes.
+      maxBytes: max_bytes + 256,
+      text: async ({ agent }) => {
+        if (agent.workspace === undefined) return undefined;
+        const text = await readText(await host.workspace(agent.id), name, max_bytes);
+        return text === undefined || text.trim() === "" ? undefined : heading(text.trim());
+      },
+    });
+    return {
+      prompt: [
+        file("SOUL.md", (text) => `## SOUL.md\n\n${text}`),
+        file("USER.md", (text) => `## USER.md\n\n${text}`),
+        file("IDENTITY.md", (text) => `## IDENTITY.md\n\n${text}`),
+        file("memory/MEMORY.md", (text) => `# Memory\n\n${text}`),
+      ],
+    };
+  },
+});
+
+/** A text file of the workspace, cut at a line to `maxBytes` (saying so), or undefined when missing. */
+async function readText(workspace: Workspace, name: string, maxBytes: number): Promise<string | undefined> {
+  let opened: Awaited<ReturnType<Workspace["openFile"]>>;
+  try {
+    opened = await workspace.openFile(name);
+  } catch (error) {
+    if (error instanceof WorkspaceError && error.missing) return undefined;
+    throw error;
+  }
+  try {
+    const length = Math.min(opened.size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await opened.handle.read(buffer, 0, length, 0);
+    const text = cutToBytes(buffer.subarray(0, bytesRead).toString("utf8"), maxBytes);
+    if (opened.size <= maxBytes) return text;
+    const line = text.lastIndexOf("\n");
+    return `${line > 0 ? text.slice(0, line) : text}\n[${name} was cut here: it is ${opened.size} bytes, over agents.defaults.prompt_files.max_bytes (${maxBytes}).]`;
+  } finally {
+    await opened.handle.close();
+  }
+}
