@@ -117,6 +117,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       reservedToolKeys: house.layout.reservedToolKeys,
       logger,
       redact,
+      env: loaded.env,
       timer: opts.timer,
       ...ports,
     });

@@ -185,8 +185,8 @@ export const pluginToolSchema = z.strictObject({
   timeout_ms: int(1, 86_400_000).optional().describe("Time limit of one call in ms (default 60000)."),
 });
 
-/** A list of regular expressions (PicoClaw's allow lists), each one checked to compile. */
-const pathPatterns = z
+/** A list of regular expressions (PicoClaw's allow and deny lists), each one checked to compile; null (PicoClaw's none) is an empty list. */
+export const patternList = z
   .array(
     z.string().refine((source) => {
       try {
@@ -217,10 +217,10 @@ export const toolsSchema = (extra: Shape = {}) =>
         .describe(
           "The most UTF-8 bytes a tool result keeps (every tool: built-in, plugin, MCP), for the model and the user; the rest is cut with a note saying so (default 65536).",
         ),
-      allow_read_paths: pathPatterns.describe(
+      allow_read_paths: patternList.describe(
         "Regular expressions of absolute paths file tools may read outside the workspace; ^/literal/folder also allows what is inside it.",
       ),
-      allow_write_paths: pathPatterns.describe("Regular expressions of absolute paths file tools may write outside the workspace."),
+      allow_write_paths: patternList.describe("Regular expressions of absolute paths file tools may write outside the workspace."),
       ...extra,
     })
     .catchall(pluginToolSchema)

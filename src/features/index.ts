@@ -1,5 +1,6 @@
 import type { ChannelType } from "../port/channel-type.js";
 import type { Feature } from "../port/feature.js";
+import { execFeature } from "./exec/feature.js";
 import { filesFeature } from "./files/feature.js";
 import { mcpFeature } from "./mcp/feature.js";
 import { pluginsFeature } from "./plugins/feature.js";
@@ -14,7 +15,7 @@ import { todoFeature } from "./todo/feature.js";
  * sections, tools, commands, routes, events and tests' hooks). They are set
  * up in this order; an embedder's come after them.
  */
-export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, filesFeature, promptFilesFeature, pluginsFeature, mcpFeature];
+export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, filesFeature, execFeature, promptFilesFeature, pluginsFeature, mcpFeature];
 
 /** The chat apps a `channel_list` entry may name as its `type`. */
 export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];

@@ -185,6 +185,14 @@ export interface FeatureHost {
   deliverLater(agentId: string, sessionKey: string, delivery: Delivery): void;
   /** A notice for the session's open streams (`event` with JSON `data`): its event streams, and the message being answered with its events streamed; never kept. */
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
+  /**
+   * The environment for processes a feature starts for the model (exec's
+   * commands): the gateway's, without `PICOCLAW_*`, variables named like
+   * secrets, or any value holding a configured secret.
+   */
+  readonly processEnv: Readonly<Record<string, string>>;
+  /** Whether a session is a chat channel's (a channel_list entry's chat, or a subagent under one): input from people outside the gateway's operator. */
+  isChatSession(sessionKey: string): boolean;
   /** The agent's workspace: the confined file system its file tools go through (the agent's `workspace`, with the config's policy). */
   workspace(agentId: string): Promise<Workspace>;
   /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */

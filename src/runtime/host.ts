@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import type { EventBus } from "../port/events.js";
 import type { ChatInput, ChatOutcome, Clock, FeatureHost } from "../port/feature.js";
 import type { HistoryStore } from "../session/history.js";
+import { parseSessionKey } from "../session/key.js";
 import type { SessionOutbox } from "../session/outbox.js";
 import type { SessionLifecycle, SessionState } from "../session/state.js";
 import type { TurnOrder } from "../session/turn-order.js";
@@ -37,6 +38,9 @@ export interface HostParts {
   lifecycle: SessionLifecycle;
   features: FeatureSet;
   workspaces: AgentWorkspaces;
+  processEnv: Readonly<Record<string, string>>;
+  /** The names chat channels give their sessions (channel_list). */
+  chatChannels: ReadonlySet<string>;
   handleMessage(input: ChatInput): Promise<ChatOutcome>;
 }
 
@@ -59,6 +63,12 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     ids: p.ids,
     agent: (agentId) => p.agent(agentId),
     workspace: (agentId) => p.workspaces.of(p.agent(agentId)),
+    processEnv: p.processEnv,
+    isChatSession: (sessionKey) => {
+      const parts = parseSessionKey(sessionKey);
+      // A key that is not one of ours is taken for a chat's: the safe answer.
+      return parts === null || p.chatChannels.has(parts.channel);
+    },
     hasTool: (agentId, tool) => p.policy.toolSet(p.agent(agentId)).has(tool),
     noteForNextTurn: (agentId, sessionKey, note) => p.notes.set(agentId, sessionKey, note),
     runTurn: (agent, sessionKey, text, signal) => p.locks.run(sessionKey, async () => (await p.turns.run(agent, sessionKey, text, signal, () => {})).reply),

@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolSwitch } from "../config/env.js";
+import type { Env } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import type { Clock, Feature } from "../port/feature.js";
 import type { Logger } from "../log.js";
@@ -43,6 +44,8 @@ export interface RuntimeOptions {
   turnTimer?: Timer;
   ids?: () => string;
   logger?: Logger;
+  /** The gateway's environment (after `.env` files): what processes features start inherit, scrubbed (see processEnvironment). Default: none. */
+  env?: Env;
   /** Scrubs the configured secrets (LoadedConfig.secrets) from every tool result before it reaches the model or the user. */
   redact?: Redact;
 }

@@ -14,6 +14,7 @@ import type { HistoryPage, HistoryStore } from "../session/history.js";
 import { agentOfKey } from "../session/key.js";
 import { SessionLifecycle, SessionState } from "../session/state.js";
 import { realTimer } from "../signals.js";
+import { noRedaction } from "../tools/redact.js";
 import { ToolStates } from "../tools/tool-states.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
@@ -23,6 +24,7 @@ import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
 import { withInProcessPorts } from "./assembly/session-ports.js";
 import { featureHost } from "./host.js";
+import { processEnvironment } from "./assembly/process-env.js";
 import { AgentWorkspaces } from "./assembly/workspaces.js";
 import { SessionControl } from "./messages/session-control.js";
 import { FeatureSet } from "./assembly/feature-set.js";
@@ -170,6 +172,8 @@ export class Runtime {
       lifecycle: this.lifecycle,
       features: this.features,
       workspaces: new AgentWorkspaces(this.config),
+      processEnv: processEnvironment(opts.env ?? {}, opts.redact ?? noRedaction),
+      chatChannels: new Set(this.config.channel_list.map((entry) => entry.name ?? entry.type)),
       handleMessage: (input) => this.handleMessage(input),
     });
     this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }));

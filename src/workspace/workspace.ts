@@ -142,6 +142,41 @@ export class Workspace {
     }
   }
 
+  /** Whether restrict_to_workspace confines this workspace. */
+  get restricted(): boolean {
+    return this.policy.restrict;
+  }
+
+  /** Whether tools.allow_read_paths names the path (exec lets a command name such paths, as PicoClaw does). */
+  inReadPaths(absolute: string): boolean {
+    return this.readAllowed.matches(absolute);
+  }
+
+  /**
+   * Opens a folder for a process to work in (exec's `cwd`): with `restrict`,
+   * inside the workspace or tools.allow_write_paths, judged by where the
+   * handle points. The caller closes `handle`; while it is open, the folder
+   * is `/proc/<pid>/fd/<fd>` whatever is renamed around it.
+   */
+  async openFolder(input: string): Promise<{ handle: FileHandle; path: string; realPath: string }> {
+    const absolute = this.locate(input);
+    if (!this.mayWrite(absolute)) throw this.outside(absolute, "write");
+    let handle: FileHandle;
+    try {
+      handle = await open(absolute, O_RDONLY | O_DIRECTORY);
+    } catch (error) {
+      throw this.failed("open directory", absolute, error);
+    }
+    try {
+      const real = await whereIs(handle, absolute);
+      if (!this.mayWrite(real)) throw this.escaped(absolute, real, "write");
+      return { handle, path: absolute, realPath: real };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
   /** The entries of a folder, by name. */
   async list(input: string): Promise<DirEntry[]> {
     const absolute = this.locate(input);
