@@ -1,4 +1,4 @@
-import { benchFileTools } from "./file-tools.js";
+import { benchActingTools } from "./acting-tools.js";
 import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
@@ -11,7 +11,7 @@ import { benchTurn } from "./turn.js";
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchFloor();
 await benchTurn();
-await benchFileTools();
+await benchActingTools();
 await benchTtft();
 await benchTodo();
 await benchSubagents();

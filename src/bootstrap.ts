@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
-import { loadAgentCatalog } from "./agents/catalog.js";
+import { loadAgentCatalog, workspacePath } from "./agents/catalog.js";
 import type { FrontmatterKeys } from "./agents/frontmatter.js";
 import { toolTimeoutMs, toolTimeoutSetting } from "./agents/policy.js";
 import type { LoadedConfig } from "./config/load.js";
@@ -96,7 +96,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
   if (!catalog.agents.has(wanted)) {
     const found = [...catalog.agents.keys()];
     throw new ConfigError([
-      `agents.default: no agent "${wanted}" in ${loaded.agentsDir} (${found.length ? `found: ${found.join(", ")}` : "no agents found"}); create ${loaded.agentsDir}/${wanted}/AGENT.md`,
+      `agents.default: no agent "${wanted}" in ${loaded.agentsDir} (${found.length ? `found: ${found.join(", ")}` : "no agents found"}); create ${loaded.agentsDir}/${wanted}/AGENT.md (or, as PicoClaw does, an AGENT.md in the workspace ${workspacePath(loaded.config.agents.defaults.workspace, { baseDir: loaded.baseDir, home: loaded.env.HOME })}, which is agent "main")`,
       ...catalog.warnings,
     ]);
   }

@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
-import type { LoadedConfig } from "./config/load.js";
+import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
+import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
 import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
 import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
@@ -10,6 +12,7 @@ import { BUILT_IN_ORIGIN } from "./port/feature.js";
 import { logEvents } from "./runtime/streams/event-log.js";
 import { CHAT_ID } from "./session/key.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
+import { onboard } from "./onboard.js";
 import { loadPage } from "./page.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 
@@ -23,9 +26,12 @@ Usage:
                                             chat: one message a line, /exit ends
   picoclaw agents                           list agents and their effective tools
   picoclaw config check                     validate and print the effective config (secrets masked)
+  picoclaw onboard                          make $PICOCLAW_HOME (~/.picoclaw): config.json, workspace/AGENT.md
+                                            and empty prompt files; never overwrites a file
 
 Options (every command):
-  --config PATH    config file (default: $PICOCLAW_CONFIG, then ./picoclaw.config.json)
+  --config PATH    config file (default: $PICOCLAW_CONFIG, then ./picoclaw.config.json,
+                   then $PICOCLAW_HOME/config.json)
   -h, --help       this text
   -v, --version    the version
 
@@ -87,6 +93,8 @@ export async function runCli(io: CliIO): Promise<number> {
     io.stdout(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
+  // Onboarding makes the config; it reads none.
+  if (command === "onboard") return onboardCommand(io);
   // Once the config is read, nothing this command prints or logs holds one of its secrets.
   let redact: Redact = noRedaction;
   try {
@@ -123,6 +131,24 @@ export async function runCli(io: CliIO): Promise<number> {
     // A bad request (an unknown agent, a bad session) or set-up (a session folder another gateway owns) is a usage error; anything else is work that failed.
     return error instanceof PicoclawError && (error.fault === "user" || error.code === "sessions_locked") ? 2 : 1;
   }
+}
+
+function onboardCommand(io: CliIO): number {
+  const home = picoclawHome(io.env, io.cwd);
+  if (!home) {
+    io.stderr("picoclaw: onboard: set PICOCLAW_HOME (or HOME) to say where the home folder goes");
+    return 2;
+  }
+  const report = onboard(home);
+  for (const file of report.created) io.stdout(`created ${file}`);
+  for (const file of report.kept) io.stdout(`kept    ${file} (it exists; not changed)`);
+  if (existsSync(path.join(io.cwd, DEFAULT_CONFIG_FILE))) {
+    io.stdout(`note: ${path.join(io.cwd, DEFAULT_CONFIG_FILE)} exists, and in this folder it is read before ${path.join(home, HOME_CONFIG_FILE)}`);
+  }
+  io.stdout(
+    `Start it with: picoclaw gateway (from a folder without a ${DEFAULT_CONFIG_FILE}), then talk to the agent "main" in ${path.join(home, "workspace")}.`,
+  );
+  return 0;
 }
 
 /** The command's logger, which scrubs the config's secrets with `redact` already (bootstrap need not wrap it again). */

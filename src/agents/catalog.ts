@@ -12,12 +12,6 @@ export interface AgentCatalog {
   warnings: string[];
 }
 
-/**
- * Reads `<dir>/<id>/AGENT.md` for every sub-folder. A folder whose name is not
- * a valid id, or that has no AGENT.md, is skipped with a warning. Frontmatter
- * that does not parse loads the agent with NO tools (fail closed) and a
- * warning naming the file; nothing here throws for a bad agent.
- */
 /** Where relative workspace paths resolve, and the default one (agents.defaults.workspace). */
 export interface WorkspaceDefaults {
   baseDir: string;
@@ -33,11 +27,37 @@ export function workspacePath(written: string, defaults: Pick<WorkspaceDefaults,
   return path.resolve(defaults.baseDir, expanded);
 }
 
+/**
+ * Reads `<dir>/<id>/AGENT.md` for every sub-folder. A folder whose name is not
+ * a valid id, or that has no AGENT.md, is skipped with a warning. Frontmatter
+ * that does not parse loads the agent with NO tools (fail closed) and a
+ * warning naming the file; nothing here throws for a bad agent. When the
+ * folder defines no agent, the default workspace's AGENT.md is agent
+ * `main` (PicoClaw's layout).
+ */
 export function loadAgentCatalog(dir: string, extra: FrontmatterKeys = {}, workspaces?: WorkspaceDefaults): AgentCatalog {
+  const catalog = agentsFolder(dir, extra, workspaces);
+  if (catalog.agents.size > 0 || !workspaces) return catalog;
+  // PicoClaw's single agent: the default workspace's AGENT.md (or its older AGENTS.md) is agent "main".
+  const workspace = workspacePath(workspaces.workspace, workspaces);
+  const file = [AGENT_FILE, LEGACY_AGENT_FILE].map((name) => path.join(workspace, name)).find((candidate) => existsSync(candidate));
+  if (!file) return catalog;
+  const { agent, warnings } = readAgent(WORKSPACE_AGENT_ID, file, readFileSync(file, "utf8"), extra);
+  agent.workspace = workspacePath(agent.workspace ?? workspaces.workspace, workspaces);
+  return { agents: new Map([[WORKSPACE_AGENT_ID, agent]]), warnings: [...catalog.warnings.filter((w) => !w.endsWith(FOLDER_MISSING)), ...warnings] };
+}
+
+/** PicoClaw's older name of the workspace's agent file, read when there is no AGENT.md. */
+const LEGACY_AGENT_FILE = "AGENTS.md";
+/** The id of the workspace's own agent (PicoClaw's single agent). */
+export const WORKSPACE_AGENT_ID = "main";
+const FOLDER_MISSING = ": agents folder not found";
+
+function agentsFolder(dir: string, extra: FrontmatterKeys, workspaces: WorkspaceDefaults | undefined): AgentCatalog {
   const agents = new Map<string, AgentDefinition>();
   const warnings: string[] = [];
   if (!existsSync(dir)) {
-    warnings.push(`${dir}: agents folder not found`);
+    warnings.push(`${dir}${FOLDER_MISSING}`);
     return { agents, warnings };
   }
   const names = readdirSync(dir).sort();

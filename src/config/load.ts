@@ -4,6 +4,7 @@ import dotenv from "dotenv";
 import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
 import { type ToolSwitch, applyEnvOverrides } from "./env.js";
+import { HOME_CONFIG_FILE, picoclawHome } from "./home.js";
 import type { ConfigLayout } from "./layout.js";
 import { fromPicoclaw } from "./picoclaw-compat.js";
 import type { Config, ModelEntry } from "./schema.js";
@@ -51,10 +52,13 @@ export interface LoadedConfig {
 }
 
 export const DEFAULT_CONFIG_FILE = "picoclaw.config.json";
+/** PicoClaw keeps secrets in this YAML file beside its config; it is not read here (a start-up note says so). */
+const PICOCLAW_SECURITY_FILE = ".security.yml";
 
 /**
  * Finds, reads and validates the config with `layout`'s schema: file
- * (`--config`, `$PICOCLAW_CONFIG`, `./picoclaw.config.json`) → `${VAR}`
+ * (`--config`, `$PICOCLAW_CONFIG`, `./picoclaw.config.json`,
+ * `$PICOCLAW_HOME/config.json`) → `${VAR}`
  * substitution → env overrides → zod. Throws one ConfigError listing every
  * problem. Pure: it reads files but never touches `process.env` or the
  * process. (The composition root's `loadConfig` reads with the built-in
@@ -66,18 +70,28 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
   loadDotenv(path.join(opts.cwd, ".env"), env, dotenvEntries);
 
   const explicit = configArgument(opts.argv ?? []) ?? (env.PICOCLAW_CONFIG || undefined);
+  const home = picoclawHome(env, opts.cwd);
   const file = path.resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
   let raw: unknown = {};
   let found: string | null = null;
   if (existsSync(file)) {
     found = file;
-    raw = readJson(file);
   } else if (explicit !== undefined) {
     const source = configArgument(opts.argv ?? []) !== undefined ? "--config" : "PICOCLAW_CONFIG";
     throw new ConfigError([`${source}: config file not found: ${file}`]);
+  } else if (home && existsSync(path.join(home, HOME_CONFIG_FILE))) {
+    // PicoClaw's layout: $PICOCLAW_HOME/config.json, its workspace beside it.
+    found = path.join(home, HOME_CONFIG_FILE);
   }
+  if (found) raw = readJson(found);
   const baseDir = found ? path.dirname(found) : opts.cwd;
   if (found && baseDir !== opts.cwd) loadDotenv(path.join(baseDir, ".env"), env, dotenvEntries);
+  const homeNotes =
+    found && existsSync(path.join(baseDir, PICOCLAW_SECURITY_FILE))
+      ? [
+          `${path.join(baseDir, PICOCLAW_SECURITY_FILE)}: PicoClaw's secrets file is not read here; put its values in ${path.join(baseDir, ".env")} and write them as \${VAR} in the config`,
+        ]
+      : [];
 
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError([`${found}: the config must be a JSON object`]);
@@ -131,7 +145,7 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
     baseDir,
     agentsDir: path.resolve(baseDir, config.agents.dir),
     env,
-    warnings: [...compat.notes, ...overrides.warnings],
+    warnings: [...homeNotes, ...compat.notes, ...overrides.warnings],
     unresolved,
     toolSwitches: overrides.toolSwitches,
     secrets: collectSecrets(config, {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFile, readdir } from "node:fs/promises";
+import { readFileSync, readdirSync } from "node:fs";
 import { OutputBuffer } from "./output-buffer.js";
 
 /**
@@ -54,20 +54,21 @@ export function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    const kill = async () => {
-      if (child.pid !== undefined) killGroup(child.pid);
-      await sweep(spec.marker);
+    const kill = () => {
+      if (child.pid === undefined) return;
+      killGroup(child.pid);
+      sweep(spec.marker, child.pid);
     };
     const timer =
       spec.timeoutMs > 0
         ? setTimeout(() => {
             timedOut = true;
-            void kill();
+            kill();
           }, spec.timeoutMs)
         : undefined;
     const onAbort = () => {
       aborted = true;
-      void kill();
+      kill();
     };
     if (spec.signal.aborted) onAbort();
     else spec.signal.addEventListener("abort", onAbort, { once: true });
@@ -87,13 +88,17 @@ export function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
     const closed = new Promise<void>((done) => child.once("close", () => done()));
     child.once("exit", (code) => {
       // What it started and left running goes with it (and lets go of the pipes).
-      void kill()
-        .then(() => Promise.race([closed, new Promise<void>((done) => setTimeout(done, PIPE_GRACE_MS).unref())]))
-        .then(() => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          finish(code);
-        });
+      kill();
+      let grace: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((done) => {
+        grace = setTimeout(done, PIPE_GRACE_MS).unref();
+      });
+      void Promise.race([closed, late]).then(() => {
+        clearTimeout(grace);
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code);
+      });
     });
   });
 }
@@ -106,34 +111,58 @@ function killGroup(pid: number): void {
   }
 }
 
-/** Kills every process whose environment carries the run's marker, until none is left (a few rounds: one may fork while it is swept). */
-async function sweep(marker: { name: string; value: string }): Promise<void> {
+/**
+ * Kills every process whose environment carries the run's marker, until
+ * none is left (a few rounds: one may fork while it is swept). Only
+ * processes made since the command started can carry it, and Linux hands
+ * out process ids in increasing order, so those from `first` (the
+ * command's own) to the last one handed out are read, unless the ids
+ * wrapped around meanwhile (then all of them). /proc is read synchronously:
+ * its files are the kernel's answers, never a disk's, and a few
+ * synchronous reads cost microseconds where their async forms cost
+ * milliseconds.
+ */
+function sweep(marker: { name: string; value: string }, first: number): void {
   if (process.platform !== "linux") return;
   const needle = Buffer.from(`${marker.name}=${marker.value}\0`);
   for (let round = 0; round < 5; round++) {
     let found = 0;
-    let pids: string[];
+    let pids: number[];
     try {
-      pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+      // Unreadable: every process is read.
+      const last = lastPid();
+      const wrapped = !(last >= first);
+      pids = readdirSync("/proc")
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number)
+        .filter((pid) => pid !== process.pid && (wrapped || pid >= first));
     } catch {
       return;
     }
     for (const pid of pids) {
       let environ: Buffer;
       try {
-        environ = await readFile(`/proc/${pid}/environ`);
+        environ = readFileSync(`/proc/${pid}/environ`);
       } catch {
         continue;
       }
       if (!carries(environ, needle)) continue;
       found++;
       try {
-        process.kill(Number(pid), "SIGKILL");
+        process.kill(pid, "SIGKILL");
       } catch {
         // Gone meanwhile.
       }
     }
     if (found === 0) return;
+  }
+}
+
+function lastPid(): number {
+  try {
+    return Number(readFileSync("/proc/sys/kernel/ns_last_pid", "utf8").trim());
+  } catch {
+    return Number.NaN;
   }
 }
 
