@@ -1,0 +1,182 @@
+/**
+ * The tools that act, driven from outside as a user runs them: the real
+ * gateway process (`node dist/main.js gateway`), a fake OpenAI model server
+ * (the model calls the tools its script says, over the real wire format),
+ * and HTTP requests. The model reads, edits and lists workspace files; tries
+ * every escape (`..`, absolute paths, a symlink out, a NUL, a device, a
+ * FIFO, a 10 GB file, an empty old_text) and gets an error result naming
+ * each, with nothing outside read or written; runs commands that are
+ * allowed, denied, timed out and flooding. The gateway stays up throughout.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  writeSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, useScriptedModel } from "../support/scripted-openai.js";
+import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
+import { within } from "../support/wait.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const TOKEN = "acting-gateway-token";
+const model = useScriptedModel();
+
+let gateway: ChildProcess;
+let url = "";
+let dir = "";
+let workspace = "";
+const output = { text: "" };
+
+beforeAll(async () => {
+  // A folder of its own for the whole file (tempDir's clean-up is per test).
+  dir = mkdtempSync(path.join(tmpdir(), "picoclaw-acting-"));
+  writeProject(
+    {
+      config: {
+        ...openaiConfig(model.server.url),
+        gateway: { token: TOKEN },
+        tools: { exec: { enabled: true, timeout_seconds: 2, max_output_bytes: 4096 } },
+      },
+    },
+    dir,
+  );
+  gateway = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  gateway.stdout!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
+  gateway.stderr!.on("data", (chunk: Buffer) => (output.text += chunk.toString()));
+  url = await within(
+    'the gateway\'s "listening on" line',
+    new Promise<string>((resolve, reject) => {
+      const poll = setInterval(() => {
+        const match = /listening on (http:\/\/\S+)/.exec(output.text);
+        if (match) {
+          clearInterval(poll);
+          resolve(match[1]!);
+        }
+      }, 20);
+      gateway.once("exit", (code) => {
+        clearInterval(poll);
+        reject(new Error(`exited with ${code}:\n${output.text}`));
+      });
+    }),
+    { ms: 60_000, instead: () => output.text },
+  );
+  workspace = realpathSync(path.join(dir, "workspace"));
+  mkdirSync(path.join(dir, "outside"));
+  writeFileSync(path.join(dir, "outside", "secret.txt"), "the outside secret");
+}, 90_000);
+
+afterAll(async () => {
+  if (gateway && gateway.exitCode === null) {
+    const exited = new Promise((done) => gateway.once("exit", done));
+    gateway.kill("SIGTERM");
+    await exited;
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** One message whose script is `lines`; the tool results the model got (from the session's history over HTTP). */
+async function turn(...lines: string[]): Promise<{ text: string; error: boolean }[]> {
+  const session = `t${Math.random().toString(36).slice(2, 8)}`;
+  const headers = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
+  const res = await fetch(`${url}/v1/chat`, { method: "POST", headers, body: JSON.stringify({ message: lines.join("\n"), session }) });
+  expect(res.status, await res.clone().text()).toBe(200);
+  const history = await jsonOf(await fetch(`${url}/v1/sessions/agent:main:http:${session}/history`, { headers }));
+  return (history.messages as { role: string; content: string; is_error?: boolean }[])
+    .filter((m) => m.role === "tool")
+    .map((m) => ({ text: m.content, error: m.is_error === true }));
+}
+
+describe("file tools, from outside", () => {
+  it("the model writes, reads, edits, appends and lists workspace files", async () => {
+    const results = await turn(
+      call("write_file", { path: "notes/todo.md", content: "- milk\n- eggs\n" }),
+      call("edit_file", { path: "notes/todo.md", old_text: "eggs", new_text: "bread" }),
+      call("append_file", { path: "notes/todo.md", content: "- tea\n" }),
+      call("read_file", { path: "notes/todo.md" }),
+      call("list_dir", { path: "notes" }),
+    );
+    expect(results.map((r) => r.error)).toEqual([false, false, false, false, false]);
+    expect(results[3]!.text).toBe("[file: todo.md | total: 21 bytes | read: bytes 0-20]\n[END OF FILE - no further content.]\n\n- milk\n- bread\n- tea\n");
+    expect(results[4]!.text).toBe("FILE: todo.md\n");
+    expect(readFileSync(path.join(workspace, "notes", "todo.md"), "utf8")).toBe("- milk\n- bread\n- tea\n");
+  });
+
+  it("every escape is an error result naming what was refused, and nothing outside is read or written", async () => {
+    symlinkSync(path.join(dir, "outside"), path.join(workspace, "way-out"));
+    execFileSync("mkfifo", [path.join(workspace, "pipe")]);
+    // 10 GB of log (sparse: text at its start and in its middle).
+    writeFileSync(path.join(workspace, "huge.log"), "a log line\n".repeat(100));
+    truncateSync(path.join(workspace, "huge.log"), 10 * 1024 ** 3);
+    const handle = openSync(path.join(workspace, "huge.log"), "r+");
+    writeSync(handle, "0123456789abcdef", 5 * 1024 ** 3);
+    closeSync(handle);
+    writeFileSync(path.join(workspace, "page.md"), "text");
+    const results = await turn(
+      call("read_file", { path: "../outside/secret.txt" }),
+      call("read_file", { path: path.join(dir, "outside", "secret.txt") }),
+      call("read_file", { path: "way-out/secret.txt" }),
+      call("write_file", { path: "way-out/planted.txt", content: "x" }),
+      call("read_file", { path: "page.md\u0000.txt" }),
+      call("read_file", { path: "/dev/zero" }),
+      call("read_file", { path: "pipe" }),
+      call("edit_file", { path: "page.md", old_text: "", new_text: "y" }),
+      call("write_file", { path: "/etc/planted.txt", content: "x" }),
+    );
+    expect(results.every((r) => r.error)).toBe(true);
+    const texts = results.map((r) => r.text);
+    expect(texts[0]).toMatch(/outside the workspace/);
+    expect(texts[1]).toMatch(/outside the workspace/);
+    expect(texts[2]).toMatch(/resolves through a symlink to .*outside/);
+    expect(texts[3]).toMatch(/outside the workspace/);
+    expect(texts[4]).toMatch(/NUL/);
+    expect(texts[5]).toMatch(/outside the workspace/);
+    expect(texts[6]).toMatch(/not a regular file/);
+    expect(texts[7]).toMatch(/old_text/);
+    expect(texts[8]).toMatch(/outside the workspace/);
+    expect(texts.join("\n")).not.toContain("the outside secret");
+    expect(existsSync(path.join(dir, "outside", "planted.txt"))).toBe(false);
+    expect(existsSync("/etc/planted.txt")).toBe(false);
+    // A 10 GB file is read a window at a time.
+    const [huge] = await turn(call("read_file", { path: "huge.log", offset: 5 * 1024 ** 3, length: 16 }));
+    expect(huge!.text).toBe(
+      "[file: huge.log | total: 10737418240 bytes | read: bytes 5368709120-5368709135]\n[TRUNCATED - file has more content. Call read_file again with offset=5368709136 to continue.]\n\n0123456789abcdef",
+    );
+  });
+});
+
+describe("exec, from outside", () => {
+  it("runs what is allowed, refuses what is denied, kills what runs too long, and bounds a flood", async () => {
+    const results = await turn(
+      call("exec", { action: "run", command: "echo hello from $PWD" }),
+      call("exec", { action: "run", command: "echo ok; r'm' -rf /" }),
+      call("exec", { action: "run", command: "cat /etc/passwd" }),
+      call("exec", { action: "run", command: "echo slow; sleep 60" }),
+      call("exec", { action: "run", command: "head -c 50000000 /dev/zero | tr '\\0' z; echo END" }),
+    );
+    expect(results[0]).toEqual({ text: `hello from ${workspace}\n`, error: false });
+    expect(results[1]!.text).toMatch(/^Command blocked by safety guard \(dangerous pattern detected/);
+    expect(results[2]!.text).toMatch(/^Command blocked by safety guard \(path outside working dir/);
+    expect(results[3]).toEqual({ text: "Command timed out after 2s\n\nPartial output before timeout:\nslow\n", error: true });
+    expect(results[4]!.text.endsWith("zzzEND\n")).toBe(true);
+    expect(results[4]!.text).toMatch(/of output cut here; 47\.7 MiB in all/);
+    // Still up and answering.
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+});
