@@ -1,4 +1,5 @@
 import { formatPath } from "../validation.js";
+import type { EnvVariable } from "./env-variables.js";
 
 /**
  * The environment overrides (README, "Environment overrides"), applied to the raw config after
@@ -80,31 +81,80 @@ export interface OverrideOutcome {
   secrets: string[];
 }
 
-/** The keys of `tools` the layout knows: the registered features' tool sections, and the ones that are no tool's. */
+/** The keys of `tools` the layout knows: the registered features' tool sections, and the ones that are no tool's; and the `PICOCLAW_<PATH>` variables of its keys. */
 export interface ToolKeys {
   readonly toolKeys: readonly string[];
   readonly reservedToolKeys: readonly string[];
+  /** Every key's variable (env-variables.ts); asked only when the environment has a PICOCLAW_ variable none of the fixed ones is. */
+  envVariables?(): ReadonlyMap<string, EnvVariable>;
+}
+
+/** Variables read elsewhere (or above): never one of the config's keys. */
+const ELSEWHERE = new Set(["PICOCLAW_CONFIG", "PICOCLAW_HOME", "PICOCLAW_LOG_LEVEL", "PICOCLAW_BUILTIN_SKILLS"]);
+
+const parseNumber =
+  (min: number, max: number): Parse =>
+  (raw) => {
+    const v = Number(raw.trim());
+    if (raw.trim() === "" || !Number.isFinite(v)) return { problem: `expected a number, got ${JSON.stringify(raw)}` };
+    if (v < min || v > max) return { problem: `expected a number from ${min} to ${max}, got ${raw.trim()}` };
+    return { value: v };
+  };
+
+const parseList: Parse = (raw) => ({
+  value: raw
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== ""),
+});
+
+function parserOf(variable: EnvVariable): Parse {
+  const min = variable.minimum ?? Number.MIN_SAFE_INTEGER;
+  const max = variable.maximum ?? Number.MAX_SAFE_INTEGER;
+  switch (variable.kind) {
+    case "boolean":
+      return parseBoolean;
+    case "integer":
+      return parseInteger(min, max);
+    case "number":
+      return parseNumber(min, max);
+    case "list":
+      return parseList;
+    case "string":
+      return (raw) => ({ value: raw.trim() });
+  }
 }
 
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
 export function applyEnvOverrides(raw: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>, keys: ToolKeys): OverrideOutcome {
   const outcome: OverrideOutcome = { problems: [], warnings: [], setBy: new Map(), toolSwitches: [], secrets: [] };
   const overrides = [...FIXED];
+  const fixed = new Set(FIXED.map((o) => o.variable));
+  let table: ReadonlyMap<string, EnvVariable> | undefined;
   for (const variable of Object.keys(env).sort()) {
+    if (!variable.startsWith("PICOCLAW_") || fixed.has(variable) || ELSEWHERE.has(variable)) continue;
     const match = TOOL_ENABLED.exec(variable);
-    if (!match) {
+    const tool = match?.[1]!.toLowerCase();
+    // A tool's switch (the common case) is known without the table.
+    if (tool !== undefined && keys.toolKeys.includes(tool)) {
+      overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
+      continue;
+    }
+    // Then every key's own variable (PICOCLAW_TOOLS_EXEC_TIMEOUT_SECONDS, PICOCLAW_TOOLS_WEB_BRAVE_ENABLED).
+    table ??= keys.envVariables?.() ?? new Map();
+    const known = table.get(variable);
+    if (known) {
+      overrides.push({ variable, path: known.path, parse: parserOf(known), ...(known.secret ? { secret: true as const } : {}) });
+      continue;
+    }
+    if (tool === undefined) {
       if (variable.startsWith("PICOCLAW_TOOLS_") && variable.endsWith("_ENABLED")) {
         outcome.warnings.push(`${variable}: a variable name holds only letters, digits and _; write every other character of the tool name as _; ignored`);
       }
       continue;
     }
-    const tool = match[1]!.toLowerCase();
     if (keys.reservedToolKeys.includes(tool)) {
       outcome.problems.push(`${variable}: tools.${tool} is not a tool`);
-      continue;
-    }
-    if (keys.toolKeys.includes(tool)) {
-      overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
       continue;
     }
     const parsed = parseBoolean(env[variable]!);

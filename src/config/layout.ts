@@ -1,6 +1,7 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { ConfigError } from "../errors.js";
 import type { ChannelEntry } from "./channel-schema.js";
+import { type EnvVariable, envVariablesOf } from "./env-variables.js";
 import type { PicoclawKnowledge } from "./picoclaw-compat.js";
 import { CORE_TOOLS_KEYS, type Config, type ProviderChoice, type Shape, type StoreChoice, agentsSchema, configSchema, sessionSchema } from "./schema.js";
 
@@ -103,6 +104,12 @@ export function reservedToolKeys(features: readonly SectionOwner[]): string[] {
 }
 
 export class ConfigLayout {
+  /** Every key's `PICOCLAW_<PATH>` variable, read from the composed schema once, when first asked. */
+  envVariables(): ReadonlyMap<string, EnvVariable> {
+    this.variables ??= envVariablesOf(z.toJSONSchema(this.schema, { io: "input", target: "draft-2020-12" }) as Parameters<typeof envVariablesOf>[0]);
+    return this.variables;
+  }
+
   /** The whole config's schema (its value holds the features' sections too; `Config` types the core). */
   readonly schema: z.ZodType<Config>;
   /** The keys of `tools` that are tool sections of the registered features, sorted. */
@@ -112,6 +119,7 @@ export class ConfigLayout {
   readonly parts: LayoutParts;
   /** Every section path a feature or store owns. */
   private readonly owned: ReadonlySet<string>;
+  private variables: ReadonlyMap<string, EnvVariable> | undefined;
 
   constructor(parts: LayoutParts) {
     this.parts = parts;

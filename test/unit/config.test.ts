@@ -286,6 +286,40 @@ describe("environment overrides", () => {
     expect(problemsOf(() => load({}, { PICOCLAW_TOOLS_MCP_ENABLED: "true" }))).toEqual(["PICOCLAW_TOOLS_MCP_ENABLED: tools.mcp is not a tool"]);
   });
 
+  it("every key holding a value or a list has PicoClaw's PICOCLAW_<PATH> variable, checked like the file's value", () => {
+    const loaded = load(
+      {},
+      {
+        PICOCLAW_AGENTS_DEFAULTS_RESTRICT_TO_WORKSPACE: "false",
+        PICOCLAW_AGENTS_DEFAULTS_WORKSPACE: "/srv/ws",
+        PICOCLAW_TOOLS_EXEC_ENABLED: "true",
+        PICOCLAW_TOOLS_EXEC_TIMEOUT_SECONDS: "30",
+        PICOCLAW_TOOLS_EXEC_CUSTOM_DENY_PATTERNS: "\\bterraform\\b, \\bhelm\\b",
+        PICOCLAW_TOOLS_ALLOW_READ_PATHS: "^/data",
+        PICOCLAW_AGENTS_DEFAULTS_SUBTURN_MAX_DEPTH: "2",
+        PICOCLAW_TOOLS_READ_FILE_MODE: "lines",
+      },
+    );
+    expect(loaded.config.agents.defaults).toMatchObject({ restrict_to_workspace: false, workspace: "/srv/ws" });
+    expect(sectionAt(loaded.config, "tools.exec")).toMatchObject({
+      enabled: true,
+      timeout_seconds: 30,
+      custom_deny_patterns: ["\\bterraform\\b", "\\bhelm\\b"],
+    });
+    expect(loaded.config.tools.allow_read_paths).toEqual(["^/data"]);
+    expect(sectionAt(loaded.config, "agents.defaults.subturn").max_depth).toBe(2);
+    expect(sectionAt(loaded.config, "tools.read_file").mode).toBe("lines");
+  });
+
+  it("a bad value in a key's variable stops start-up naming the variable and the key", () => {
+    expect(problemsOf(() => load({}, { PICOCLAW_TOOLS_EXEC_TIMEOUT_SECONDS: "soon" }))).toEqual([
+      `PICOCLAW_TOOLS_EXEC_TIMEOUT_SECONDS: expected an integer from 0 to 86400, got "soon"`,
+    ]);
+    expect(problemsOf(() => load({}, { PICOCLAW_TOOLS_EXEC_SANDBOX: "docker" }))).toEqual([
+      'PICOCLAW_TOOLS_EXEC_SANDBOX (tools.exec.sandbox): expected one of "none", "bwrap"',
+    ]);
+  });
+
   it("does not touch the caller's env object", () => {
     const env = { PICOCLAW_GATEWAY_PORT: "5" };
     const dir = writeProject({ config: {}, agents: {}, files: { ".env": "X=1\n" } });
