@@ -118,20 +118,41 @@ export class Workspace {
     return new WorkspaceError(`access denied: ${absolute} resolves through a symlink to ${real}, outside the workspace (${this.root}) and not in ${allow}`);
   }
 
-  /** Opens a regular file for reading; the caller closes `handle`. */
-  async openFile(input: string): Promise<OpenedFile> {
+  /**
+   * Opens a path that `use` may read or write, judged as asked for and then
+   * by where the opened handle points; the caller closes the handle (it is
+   * closed here when the path is refused).
+   */
+  private async openChecked(
+    input: string,
+    flags: number,
+    use: "read" | "write",
+    failure: string,
+  ): Promise<{ handle: FileHandle; absolute: string; real: string }> {
     const absolute = this.locate(input);
-    if (!this.mayRead(absolute)) throw this.outside(absolute, "read");
+    const allowed = (p: string) => (use === "read" ? this.mayRead(p) : this.mayWrite(p));
+    if (!allowed(absolute)) throw this.outside(absolute, use);
     let handle: FileHandle;
     try {
-      // O_NONBLOCK: opening a FIFO returns at once (and is refused below) instead of waiting for a writer.
-      handle = await open(absolute, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+      handle = await open(absolute, flags);
     } catch (error) {
-      throw this.failed("open", absolute, error);
+      throw this.failed(failure, absolute, error);
     }
     try {
       const real = await whereIs(handle, absolute);
-      if (!this.mayRead(real)) throw this.escaped(absolute, real, "read");
+      if (!allowed(real)) throw this.escaped(absolute, real, use);
+      return { handle, absolute, real };
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** Opens a regular file for reading; the caller closes `handle`. */
+  async openFile(input: string): Promise<OpenedFile> {
+    // O_NONBLOCK: opening a FIFO returns at once (and is refused below) instead of waiting for a writer.
+    const { handle, absolute, real } = await this.openChecked(input, O_RDONLY | O_NONBLOCK | O_NOCTTY, "read", "open");
+    try {
       const stat = await handle.stat();
       if (stat.isDirectory()) throw new WorkspaceError(`${this.display(absolute)} is a directory; list_dir lists it`);
       if (!stat.isFile()) throw new WorkspaceError(`${this.display(absolute)} is not a regular file (a device, FIFO or socket); it is not read`);
@@ -159,37 +180,14 @@ export class Workspace {
    * is `/proc/<pid>/fd/<fd>` whatever is renamed around it.
    */
   async openFolder(input: string): Promise<{ handle: FileHandle; path: string; realPath: string }> {
-    const absolute = this.locate(input);
-    if (!this.mayWrite(absolute)) throw this.outside(absolute, "write");
-    let handle: FileHandle;
-    try {
-      handle = await open(absolute, O_RDONLY | O_DIRECTORY);
-    } catch (error) {
-      throw this.failed("open directory", absolute, error);
-    }
-    try {
-      const real = await whereIs(handle, absolute);
-      if (!this.mayWrite(real)) throw this.escaped(absolute, real, "write");
-      return { handle, path: absolute, realPath: real };
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    const { handle, absolute, real } = await this.openChecked(input, O_RDONLY | O_DIRECTORY, "write", "open directory");
+    return { handle, path: absolute, realPath: real };
   }
 
   /** The entries of a folder, by name. */
   async list(input: string): Promise<DirEntry[]> {
-    const absolute = this.locate(input);
-    if (!this.mayRead(absolute)) throw this.outside(absolute, "read");
-    let handle: FileHandle;
+    const { handle, real } = await this.openChecked(input, O_RDONLY | O_DIRECTORY, "read", "read directory");
     try {
-      handle = await open(absolute, O_RDONLY | O_DIRECTORY);
-    } catch (error) {
-      throw this.failed("read directory", absolute, error);
-    }
-    try {
-      const real = await whereIs(handle, absolute);
-      if (!this.mayRead(real)) throw this.escaped(absolute, real, "read");
       const entries = await readdir(PROC_FD ? `/proc/self/fd/${handle.fd}` : real, { withFileTypes: true });
       return entries.map((entry) => ({ name: entry.name, dir: entry.isDirectory() })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     } finally {
