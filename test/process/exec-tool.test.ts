@@ -164,6 +164,17 @@ describe("exec ends what it started, on time, with bounded output", () => {
     await eventually(() => expect(alive(child)).toBe(false));
   });
 
+  it("the turn's end stops a command: its deadline kills the process group, and the turn answers 504", async () => {
+    const { h, root } = gateway({ timeout_seconds: 0 }, { config: { agents: { defaults: { turn_timeout_ms: 1000 } } } });
+    const { status } = await h.chat(
+      { message: `CALL exec ${JSON.stringify({ action: "run", command: "echo $$ > shell.pid; sleep 60" })}`, session: "deadline" },
+      { authorization: `Bearer ${TOKEN}` },
+    );
+    expect(status).toBe(504);
+    const shell = Number(readFileSync(path.join(root, "shell.pid"), "utf8"));
+    await eventually(() => expect(alive(shell)).toBe(false));
+  });
+
   it("a call may ask for less time than the config's, never more", async () => {
     const { h } = gateway({ timeout_seconds: 1 });
     expect((await exec(h, { command: "sleep 5", timeout: 60 })).text).toBe("Command timed out after 1s");
