@@ -84,6 +84,8 @@ export interface OverrideOutcome {
 export interface ToolKeys {
   readonly toolKeys: readonly string[];
   readonly reservedToolKeys: readonly string[];
+  /** Keys of `tools` that are no tool's section but have an `enabled` switch (`tools.web`, web_search's): PICOCLAW_TOOLS_<KEY>_ENABLED sets it. */
+  readonly switchedSections?: readonly string[];
 }
 
 /** Applies every override present in `env` to `raw` (a plain JSON object, mutated). */
@@ -99,6 +101,10 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: Readonly<Re
       continue;
     }
     const tool = match[1]!.toLowerCase();
+    if (keys.switchedSections?.includes(tool)) {
+      overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
+      continue;
+    }
     if (keys.reservedToolKeys.includes(tool)) {
       outcome.problems.push(`${variable}: tools.${tool} is not a tool`);
       continue;

@@ -87,6 +87,19 @@ function placeOf(path: string): { place: Place; key: string } | undefined {
   return undefined;
 }
 
+/** Whether a section's schema (an object, perhaps with a default around it) has an `enabled` key. */
+function hasEnabled(schema: z.ZodType): boolean {
+  let inner: unknown = schema;
+  for (let depth = 0; depth < 5 && inner !== null && typeof inner === "object"; depth++) {
+    const shape = (inner as { shape?: Record<string, unknown> }).shape;
+    if (shape) return "enabled" in shape;
+    const unwrap = (inner as { unwrap?: () => unknown }).unwrap;
+    if (typeof unwrap !== "function") return false;
+    inner = unwrap.call(inner);
+  }
+  return false;
+}
+
 /** A feature's sections of a loaded config, by the names it declared them with. */
 export function sectionsOf(config: unknown, sections: ConfigSections | undefined): OwnSections {
   const at = (path: readonly string[]) => path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], config);
@@ -109,6 +122,8 @@ export class ConfigLayout {
   readonly toolKeys: readonly string[];
   /** The keys of `tools` that are no tool's section (the core's own, and features' other sections there). */
   readonly reservedToolKeys: readonly string[];
+  /** Features' other sections under `tools` that have an `enabled` key (`tools.web`): PICOCLAW_TOOLS_<KEY>_ENABLED switches them. */
+  readonly switchedSections: readonly string[];
   readonly parts: LayoutParts;
   /** Every section path a feature or store owns. */
   private readonly owned: ReadonlySet<string>;
@@ -145,6 +160,11 @@ export class ConfigLayout {
     this.owned = new Set(owners.keys());
     this.toolKeys = toolKeys.sort();
     this.reservedToolKeys = reservedToolKeys(parts.features);
+    this.switchedSections = parts.features.flatMap((feature) =>
+      Object.entries(feature.config?.sections ?? {}).flatMap(([path, schema]) =>
+        /^tools\.[^.]+$/.test(path) && hasEnabled(schema) ? [path.slice("tools.".length)] : [],
+      ),
+    );
     this.schema = configSchema({
       stores: parts.stores,
       providers: parts.providers,
