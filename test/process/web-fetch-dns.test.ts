@@ -8,7 +8,11 @@
  * allowed address first and a private one after (DNS rebinding) reaches
  * only the allowed one.
  */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
+import { createServer as createTlsServer } from "node:https";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
@@ -18,9 +22,9 @@ import { builtinConfigSchema } from "../../src/house.js";
 import { BuiltinModel } from "../../src/models/builtin.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { single } from "../support/controlled-model.js";
-import { recordingLogger } from "../support/project.js";
+import { recordingLogger, tempDir } from "../support/project.js";
 
-async function listen(server: Server, host: string, port = 0): Promise<number> {
+async function listen(server: Server | ReturnType<typeof createTlsServer>, host: string, port = 0): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, resolve);
@@ -131,6 +135,53 @@ describe("web_fetch checks what a name resolves to, when it connects", () => {
       /^fetching private or local network hosts is not allowed: second\.example resolves to 127\.0\.0\.2, a loopback address/,
     );
     expect(other.hits).toEqual([]);
+  });
+
+  it("over https the connection goes to the checked address while TLS checks the certificate against the name", async () => {
+    const dir = tempDir();
+    const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=secure.example",
+        "-addext",
+        "subjectAltName=DNS:secure.example",
+      ],
+      { stdio: "ignore" },
+    );
+    const names: string[] = [];
+    const server = createTlsServer(
+      {
+        key: readFileSync(key),
+        cert: readFileSync(cert),
+        SNICallback: (name, done) => {
+          names.push(name);
+          done(null);
+        },
+      },
+      (_req, res) => res.end("secret page"),
+    );
+    const port = await listen(server, "127.0.0.1");
+    const dns = scripted({ "secure.example": [["127.0.0.1"]] });
+    const result = await runtime(dns.resolve, { allow_hosts: [`127.0.0.1:${port}`] })(`https://secure.example:${port}/`);
+    // The certificate is the server's own (self-signed): refused, so certificates are checked; the name TLS sent is the URL's.
+    expect(result.error).toBe(true);
+    expect(result.text).toMatch(/^request failed: .*self-signed certificate/);
+    expect(names).toEqual(["secure.example"]);
   });
 
   it("a name that does not resolve is an error result naming it", async () => {

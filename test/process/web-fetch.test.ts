@@ -237,6 +237,19 @@ describe("web_fetch is bounded", () => {
     expect(sent).toBeGreaterThan(0);
   });
 
+  it("the turn's end stops a fetch in flight: the turn's deadline answers, and the connection is dropped", async () => {
+    let closed = false;
+    const s = await site((_req, res) => {
+      res.on("close", () => {
+        closed = true;
+      });
+    });
+    const h = harness({ config: { agents: { defaults: { turn_timeout_ms: 500 } }, tools: { web: { allow_hosts: [s.host] } } } });
+    const { status } = await h.chat({ message: `CALL web_fetch ${JSON.stringify({ url: s.url })}`, session: "deadline" });
+    expect(status).toBe(504);
+    await waitFor("the server to see the fetch's connection dropped", () => closed);
+  });
+
   it("a server that never answers is cut by the time limit too", async () => {
     const s = await site(() => {});
     const result = await webFetch(gateway({ allow_hosts: [s.host] }, { timeout_seconds: 1 }), { url: s.url });
