@@ -52,8 +52,7 @@ export function webFetchTool(deps: WebFetchDeps): Tool {
   const seconds = deps.fetch.timeout_seconds;
   return defineTool({
     name: "web_fetch",
-    description:
-      "Fetch a web page (http or https) and return its readable content: HTML as Markdown text, JSON pretty-printed, plain text as it is. Use it to read articles, documentation, news, or any page found with web_search. Pages on private or local networks cannot be fetched.",
+    description: `Fetch a web page (http or https) and return its readable content: HTML as ${deps.web.format === "markdown" ? "Markdown" : "plain text"}, JSON pretty-printed, other text as it is. Use it to read articles, documentation, news, or any page found with web_search. Pages on private or local networks cannot be fetched.`,
     parameters,
     enabledByDefault: true,
     // Its own limit (timeout_seconds, redirects and body included) and the turn's end stop it.
