@@ -134,7 +134,7 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: Readonly<Re
   for (const variable of Object.keys(env).sort()) {
     if (!variable.startsWith("PICOCLAW_") || fixed.has(variable) || ELSEWHERE.has(variable)) continue;
     const match = TOOL_ENABLED.exec(variable);
-    const tool = match?.[1]!.toLowerCase();
+    const tool = match?.[1]?.toLowerCase();
     // A tool's switch (the common case) is known without the table.
     if (tool !== undefined && keys.toolKeys.includes(tool)) {
       overrides.push({ variable, path: ["tools", tool, "enabled"], parse: parseBoolean });
@@ -173,7 +173,7 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: Readonly<Re
       outcome.problems.push(`${variable}: ${parsed.problem}`);
       continue;
     }
-    if (secret && typeof parsed.value === "string") outcome.secrets.push(parsed.value);
+    if (secret) for (const value of [parsed.value].flat()) if (typeof value === "string") outcome.secrets.push(value);
     if (setAt(raw, path, parsed.value)) outcome.setBy.set(formatPath(path), variable);
   }
   return outcome;

@@ -50,8 +50,6 @@ const PICOCLAW_AGENT_DEFAULTS = [
 const PICOCLAW_ENTRY_KEYS = ["thinking_level", "auth_method", "tool_schema_transform"];
 /** PicoClaw's own tools (and its tool-wide path lists), which PicoClaw-TS does not have. */
 const PICOCLAW_TOOL_KEYS = [
-  "web",
-  "web_fetch",
   "cron",
   "exec",
   "skills",

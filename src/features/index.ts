@@ -8,6 +8,7 @@ import { promptFilesFeature } from "./prompt-files/feature.js";
 import { subagentsFeature } from "./subagents/feature.js";
 import { telegramChannel } from "./telegram/feature.js";
 import { todoFeature } from "./todo/feature.js";
+import { webFeature } from "./web/feature.js";
 
 /**
  * The built-in features and chat channel types: the one list a new one is
@@ -15,7 +16,16 @@ import { todoFeature } from "./todo/feature.js";
  * sections, tools, commands, routes, events and tests' hooks). They are set
  * up in this order; an embedder's come after them.
  */
-export const BUILTIN_FEATURES: readonly Feature[] = [todoFeature, subagentsFeature, filesFeature, execFeature, promptFilesFeature, pluginsFeature, mcpFeature];
+export const BUILTIN_FEATURES: readonly Feature[] = [
+  todoFeature,
+  subagentsFeature,
+  filesFeature,
+  execFeature,
+  webFeature,
+  promptFilesFeature,
+  pluginsFeature,
+  mcpFeature,
+];
 
 /** The chat apps a `channel_list` entry may name as its `type`. */
 export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];

@@ -105,6 +105,7 @@ describe("what a gateway loads", () => {
         "/dist/models/anthropic-decode.js",
         "/dist/features/mcp/",
         "/dist/features/telegram/bot.js",
+        "/dist/features/web/html.js",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }

@@ -165,13 +165,14 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   };
 }
 
-/** The file tools switched off: for tests whose subject is another tool list (the file tools are on by default). */
+/** The file tools and web_fetch switched off: for tests whose subject is another tool list (they are on by default). */
 export const FILE_TOOLS_OFF = {
   read_file: { enabled: false },
   write_file: { enabled: false },
   edit_file: { enabled: false },
   append_file: { enabled: false },
   list_dir: { enabled: false },
+  web_fetch: { enabled: false },
 } as const;
 
 /** A config that points the default model at a fake OpenAI-compatible server. */
