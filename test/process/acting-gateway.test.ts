@@ -6,7 +6,9 @@
  * every escape (`..`, absolute paths, a symlink out, a NUL, a device, a
  * FIFO, a 10 GB file, an empty old_text) and gets an error result naming
  * each, with nothing outside read or written; runs commands that are
- * allowed, denied, timed out and flooding. The gateway stays up throughout.
+ * allowed, denied, timed out and flooding; fetches local pages through an
+ * allow-listed host and is refused on the others (and on the metadata
+ * address); searches through a fake SearXNG. The gateway stays up throughout.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
@@ -24,6 +26,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
@@ -35,12 +39,37 @@ const TOKEN = "acting-gateway-token";
 const model = useScriptedModel();
 
 let gateway: ChildProcess;
+/** A local site: /page (HTML), /data (JSON), /to-metadata (a redirect to the cloud metadata address); and a fake SearXNG. */
+let site: Server;
+let searx: Server;
+const searches: string[] = [];
+const port = (server: Server) => (server.address() as AddressInfo).port;
 let url = "";
 let dir = "";
 let workspace = "";
 const output = { text: "" };
 
 beforeAll(async () => {
+  site = createServer((req, res) => {
+    if (req.url === "/page") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        "<!doctype html><html><head><title>Local</title></head><body><article><h1>Local page</h1><p>Served on the loopback, allowed by the operator.</p></article></body></html>",
+      );
+    } else if (req.url === "/data") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"answer":42}');
+    } else {
+      res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" });
+      res.end();
+    }
+  });
+  searx = createServer((req, res) => {
+    searches.push(req.url ?? "");
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ results: [{ title: "PicoClaw", url: "https://picoclaw.example/", content: "A gateway for agents." }] }));
+  });
+  await Promise.all([site, searx].map((server) => new Promise<void>((done) => server.listen(0, "127.0.0.1", done))));
   // A folder of its own for the whole file (tempDir's clean-up is per test).
   dir = mkdtempSync(path.join(tmpdir(), "picoclaw-acting-"));
   writeProject(
@@ -48,7 +77,10 @@ beforeAll(async () => {
       config: {
         ...openaiConfig(model.server.url),
         gateway: { token: TOKEN },
-        tools: { exec: { enabled: true, timeout_seconds: 2, max_output_bytes: 4096 } },
+        tools: {
+          exec: { enabled: true, timeout_seconds: 2, max_output_bytes: 4096 },
+          web: { allow_hosts: [`127.0.0.1:${port(site)}`], searxng: { enabled: true, api_base: `http://127.0.0.1:${port(searx)}` } },
+        },
       },
     },
     dir,
@@ -89,6 +121,7 @@ afterAll(async () => {
     await exited;
   }
   if (dir) rmSync(dir, { recursive: true, force: true });
+  await Promise.all([site, searx].map((server) => server && new Promise((done) => server.close(done))));
 });
 
 /** One message whose script is `lines`; the tool results the model got (from the session's history over HTTP). */
@@ -178,5 +211,32 @@ describe("exec, from outside", () => {
     expect(results[4]!.text).toMatch(/of output cut here; 47\.7 MiB in all/);
     // Still up and answering.
     expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+});
+
+describe("web_fetch and web_search, from outside", () => {
+  it("fetches the operator's allow-listed local page and refuses every other private address, a redirect to the metadata address too", async () => {
+    const results = await turn(
+      call("web_fetch", { url: `http://127.0.0.1:${port(site)}/page` }),
+      call("web_fetch", { url: `http://127.0.0.1:${port(site)}/data` }),
+      call("web_fetch", { url: `http://127.0.0.1:${port(searx)}/search` }),
+      call("web_fetch", { url: "http://169.254.169.254/latest/meta-data/" }),
+      call("web_fetch", { url: `http://localhost:${port(site)}/page` }),
+      call("web_fetch", { url: `http://127.0.0.1:${port(site)}/to-metadata` }),
+      call("web_fetch", { url: "file:///etc/passwd" }),
+    );
+    const page = JSON.parse(results[0]!.text) as { status: number; extractor: string; text: string };
+    expect(page).toMatchObject({ status: 200, extractor: "markdown" });
+    expect(page.text).toContain("Served on the loopback, allowed by the operator.");
+    expect(JSON.parse(results[1]!.text)).toMatchObject({ extractor: "json", text: '{\n  "answer": 42\n}' });
+    for (const refused of results.slice(2)) expect(refused.error, refused.text).toBe(true);
+    expect(results[6]!.text).toBe("only http/https URLs are allowed");
+    expect(searches).toEqual([]);
+  });
+
+  it("searches through the configured provider, with PicoClaw's result lines", async () => {
+    const [result] = await turn(call("web_search", { query: "picoclaw" }));
+    expect(result).toEqual({ text: "Results for: picoclaw (via SearXNG)\n1. PicoClaw\n   https://picoclaw.example/\n   A gateway for agents.\n", error: false });
+    expect(searches).toHaveLength(1);
   });
 });
