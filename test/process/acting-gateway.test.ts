@@ -236,7 +236,10 @@ describe("web_fetch and web_search, from outside", () => {
 
   it("searches through the configured provider, with PicoClaw's result lines", async () => {
     const [result] = await turn(call("web_search", { query: "picoclaw" }));
-    expect(result).toEqual({ text: "Results for: picoclaw (via SearXNG)\n1. PicoClaw\n   https://picoclaw.example/\n   A gateway for agents.\n", error: false });
+    expect(result).toEqual({
+      text: "Results for: picoclaw (via SearXNG)\n1. PicoClaw\n   https://picoclaw.example/\n   A gateway for agents.\n",
+      error: false,
+    });
     expect(searches).toHaveLength(1);
   });
 });
