@@ -60,6 +60,24 @@ function roomOf(file: string): Room {
 /** The feature a file of the features room belongs to (`features/todo/list/tool.ts` → `todo`). */
 const featureOf = (file: string) => file.split("/")[1]!;
 
+/** Every room but the composition root and the entry points: what those two may import. */
+const BELOW_COMPOSITION: Room[] = [
+  "shared",
+  "config",
+  "messages",
+  "models",
+  "session",
+  "tools",
+  "agents",
+  "workspace",
+  "port",
+  "runtime",
+  "channels",
+  "features",
+  "builtins",
+  "gateway",
+];
+
 /** What each room may import (besides itself), and why: README's sentence, edge by edge. */
 const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
   shared: { may: [], why: "errors, the log, signal joining and validation messages serve every room and depend on none" },
@@ -91,43 +109,9 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
   },
   builtins: { may: ["port", "features"], why: "the list of built-in features names each feature's folder and nothing else" },
   gateway: { may: ["shared", "session", "runtime", "port"], why: "the gateway knows the runtime and the port (feature routes), nothing of features or models" },
-  composition: {
-    may: [
-      "shared",
-      "config",
-      "messages",
-      "models",
-      "session",
-      "tools",
-      "agents",
-      "workspace",
-      "port",
-      "runtime",
-      "channels",
-      "features",
-      "builtins",
-      "gateway",
-    ],
-    why: "the composition root wires everything",
-  },
+  composition: { may: BELOW_COMPOSITION, why: "the composition root wires everything" },
   entry: {
-    may: [
-      "shared",
-      "config",
-      "messages",
-      "models",
-      "session",
-      "tools",
-      "agents",
-      "workspace",
-      "port",
-      "runtime",
-      "channels",
-      "features",
-      "builtins",
-      "gateway",
-      "composition",
-    ],
+    may: [...BELOW_COMPOSITION, "composition"],
     why: "the public entry points re-export what their audience needs",
   },
 };
