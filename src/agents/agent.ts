@@ -1,3 +1,5 @@
+import type { ApprovalPolicy } from "../config/schema.js";
+
 /** One agent, as its `agents/<id>/AGENT.md` defines it. */
 export interface AgentDefinition {
   /** The folder name. */
@@ -12,6 +14,8 @@ export interface AgentDefinition {
   allowAgents: readonly string[];
   /** Its workspace folder (absolute): AGENT.md `workspace:`, else `agents.defaults.workspace`; undefined for an agent made without one (tests). */
   workspace?: string;
+  /** AGENT.md `approval:`: the approval policy of some of its tools, over the config's (tools.<key>.approval). */
+  approval?: Readonly<Record<string, ApprovalPolicy>>;
   /** Frontmatter keys that features read (`todo_style`...), validated by the feature's schema. */
   settings: Readonly<Record<string, unknown>>;
   /** The body of AGENT.md: the system prompt. */

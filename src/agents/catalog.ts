@@ -98,6 +98,7 @@ export function readAgent(id: string, file: string, text: string, extra: Frontma
       ...(fm?.workspace === undefined ? {} : { workspace: fm.workspace }),
       tools: fm === null ? [] : (fm.tools ?? null),
       allowAgents: fm?.allow_agents ?? [],
+      ...(fm?.approval ? { approval: fm.approval } : {}),
       settings: fm?.settings ?? {},
       prompt: parsed.body,
       file,

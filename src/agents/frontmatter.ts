@@ -1,5 +1,6 @@
 import { parseDocument } from "yaml";
 import { z } from "zod";
+import { approvalPolicy } from "../config/schema.js";
 import { describeIssues } from "../validation.js";
 
 /**
@@ -24,6 +25,8 @@ export const frontmatterSchema = z.looseObject({
     .nullable()
     .optional()
     .transform((v) => (v === null ? [] : v)),
+  /** The approval policy of some of its tools, over tools.<key>.approval: `{exec: ask, write_file: ask}`. */
+  approval: z.record(z.string().min(1), approvalPolicy).optional(),
 });
 
 export type Frontmatter = z.output<typeof frontmatterSchema>;

@@ -1,6 +1,7 @@
 import { type ToolSwitch, toolVariableName } from "../config/env.js";
 import { CORE_TOOLS_KEYS, type ToolsConfig } from "../config/schema.js";
 import type { Redact } from "../tools/redact.js";
+import type { Approval } from "../tools/approval.js";
 import type { AnyTool, ToolRegistry } from "../tools/registry.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolSet } from "../tools/tool-set.js";
 import type { ToolStates } from "../tools/tool-states.js";
@@ -20,7 +21,7 @@ export interface ToolPolicyOptions {
   reserved?: readonly string[];
 }
 
-type Section = { enabled?: boolean; timeout_ms?: number };
+type Section = { enabled?: boolean; timeout_ms?: number; approval?: Approval };
 
 function sectionOf(tools: ToolsConfig, name: string): Section | undefined {
   return (tools as unknown as Record<string, Section | undefined>)[name];
@@ -42,7 +43,9 @@ export function toolTimeoutSetting(tools: ToolsConfig, tool: Pick<AnyTool, "name
  * config enables it (tools.<name>.enabled, else the tool's own default) AND
  * the agent's AGENT.md allowlist names it (no allowlist: every enabled tool).
  * What the model is shown and what may run both come from `toolSet`.
- * `PICOCLAW_TOOLS_<NAME>_ENABLED` wins over the file for every tool.
+ * `PICOCLAW_TOOLS_<NAME>_ENABLED` wins over the file for every tool. Its
+ * approval policy (`approvalOf`) hides a `deny` tool here too, and marks
+ * the calls of an `ask` one to wait for a person.
  */
 export class ToolPolicy {
   private readonly sets = new Map<string, ToolSet>();
@@ -70,6 +73,11 @@ export class ToolPolicy {
     return toolTimeoutMs(this.tools, tool);
   }
 
+  /** The tool's approval policy for the agent: AGENT.md `approval:`, else tools.<name>.approval, else the tool's own, else allow. */
+  approvalOf(tool: Pick<AnyTool, "name" | "defaultApproval">, agent: AgentDefinition): Approval {
+    return agent.approval?.[tool.name] ?? this.section(tool.name)?.approval ?? tool.defaultApproval ?? "allow";
+  }
+
   /** Forgets the tool sets made so far (after tools were added to the registry). */
   refresh(): void {
     this.sets.clear();
@@ -81,7 +89,14 @@ export class ToolPolicy {
     const variant = this.opts.variant ?? ((tool) => tool);
     return this.registry
       .all()
-      .filter((tool) => this.isEnabled(tool) && (allow === null || allow.has(tool.name)) && !(inSubagent && tool.notInSubagents))
+      .filter(
+        (tool) =>
+          this.isEnabled(tool) &&
+          (allow === null || allow.has(tool.name)) &&
+          !(inSubagent && tool.notInSubagents) &&
+          // A denied tool is hidden like one the allowlist leaves out: the model is never shown it.
+          this.approvalOf(tool, agent) !== "deny",
+      )
       .flatMap((tool) => variant(tool, agent) ?? []);
   }
 
@@ -94,7 +109,9 @@ export class ToolPolicy {
     const key = inSubagent ? `${agent.id}\u0000subagent` : agent.id;
     let set = this.sets.get(key);
     if (!set) {
-      set = new ToolSet(this.effectiveTools(agent, inSubagent), {
+      const tools = this.effectiveTools(agent, inSubagent);
+      set = new ToolSet(tools, {
+        asks: new Set(tools.filter((tool) => this.approvalOf(tool, agent) === "ask").map((tool) => tool.name)),
         ...(this.opts.now ? { now: this.opts.now } : {}),
         ...(this.opts.state ? { state: this.opts.state } : {}),
         timeoutMs: (tool) => this.timeoutMs(tool),

@@ -3,7 +3,17 @@ import { ConfigError } from "../errors.js";
 import type { ChannelEntry } from "./channel-schema.js";
 import { type EnvVariable, envVariablesOf } from "./env-variables.js";
 import type { PicoclawKnowledge } from "./picoclaw-compat.js";
-import { CORE_TOOLS_KEYS, type Config, type ProviderChoice, type Shape, type StoreChoice, agentsSchema, configSchema, sessionSchema } from "./schema.js";
+import {
+  CORE_TOOLS_KEYS,
+  type Config,
+  toolApprovalKey,
+  type ProviderChoice,
+  type Shape,
+  type StoreChoice,
+  agentsSchema,
+  configSchema,
+  sessionSchema,
+} from "./schema.js";
 
 /**
  * The config's layout: the core schema with what every registered feature
@@ -103,6 +113,23 @@ export function reservedToolKeys(features: readonly SectionOwner[]): string[] {
   return [...CORE_TOOLS_KEYS, ...mounted.map((path) => path.slice("tools.".length))];
 }
 
+/**
+ * A tool's section with the key every tool has, `approval`, beside the
+ * feature's own: the same object schema extended, under the same default.
+ * Undefined when the section is no object schema.
+ */
+function withApproval(schema: z.ZodType): z.ZodType | undefined {
+  if (schema instanceof z.ZodObject) return schema.extend({ approval: toolApprovalKey });
+  if (schema instanceof z.ZodPrefault || schema instanceof z.ZodDefault) {
+    const inner = schema.unwrap();
+    if (!(inner instanceof z.ZodObject)) return undefined;
+    const extended = inner.extend({ approval: toolApprovalKey });
+    const fallback = schema._zod.def.defaultValue as Record<string, unknown>;
+    return schema instanceof z.ZodPrefault ? extended.prefault(fallback) : extended.default(fallback);
+  }
+  return undefined;
+}
+
 export class ConfigLayout {
   /** Every key's `PICOCLAW_<PATH>` variable, read from the composed schema once, when first asked. */
   envVariables(): ReadonlyMap<string, EnvVariable> {
@@ -143,7 +170,14 @@ export class ConfigLayout {
     const toolKeys: string[] = [];
     for (const feature of parts.features) {
       for (const [key, schema] of Object.entries(feature.config?.tools ?? {})) {
-        mount(`feature "${feature.name}"`, `tools.${key}`, schema);
+        const section = withApproval(schema);
+        if (section === undefined) {
+          problems.push(
+            `feature "${feature.name}": its tool section "tools.${key}" is not an object schema (z.strictObject, optionally with .prefault or .default)`,
+          );
+          continue;
+        }
+        mount(`feature "${feature.name}"`, `tools.${key}`, section);
         toolKeys.push(key);
       }
       for (const [path, schema] of Object.entries(feature.config?.sections ?? {})) mount(`feature "${feature.name}"`, path, schema);

@@ -176,6 +176,18 @@ export const modelEntrySchema = (providers: readonly ProviderChoice[]) =>
 /** What every model entry has: the schema's static type (a provider reads its own options with its own type). */
 const baseEntrySchema = z.strictObject({ model_name: modelName, provider: z.string(), ...modelEntryShape });
 
+/** A tool's approval policy (`tools.<key>.approval`, AGENT.md `approval:`): run it, ask a person first, or hide it. */
+export const APPROVAL_POLICIES = ["allow", "ask", "deny"] as const;
+export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
+export const approvalPolicy = z.enum(APPROVAL_POLICIES);
+
+/** The key every tool's section has besides its own: mounted on each by the config layout. */
+export const toolApprovalKey = approvalPolicy
+  .optional()
+  .describe(
+    '"ask": a person allows or denies each call first (chat page, Telegram, the REPL, the API); "deny": the tool is hidden from every agent. Default: the tool\'s own ("allow"; exec: "ask").',
+  );
+
 /** A tool's section with nothing but its switch: `tools.<key>.enabled`, on or off by default. */
 export const toolGate = (enabled: boolean) => z.strictObject({ enabled: z.boolean().default(enabled) }).prefault({});
 
@@ -183,6 +195,7 @@ export const toolGate = (enabled: boolean) => z.strictObject({ enabled: z.boolea
 export const pluginToolSchema = z.strictObject({
   enabled: z.boolean().optional().describe("Off with false; a listed plugin's tools are on unless they say otherwise."),
   timeout_ms: int(1, 86_400_000).optional().describe("Time limit of one call in ms (default 60000)."),
+  approval: toolApprovalKey,
 });
 
 /** A list of regular expressions (PicoClaw's allow and deny lists), each one checked to compile; null (PicoClaw's none) is an empty list. */
@@ -221,13 +234,16 @@ export const toolsSchema = (extra: Shape = {}) =>
         "Regular expressions of absolute paths file tools may read outside the workspace; ^/literal/folder also allows what is inside it.",
       ),
       allow_write_paths: patternList.describe("Regular expressions of absolute paths file tools may write outside the workspace."),
+      approval_timeout_ms: int(1000, 86_400_000)
+        .default(300_000)
+        .describe('How long a call under approval "ask" (and an ask_user question) waits for a person, in ms; unanswered, it is denied.'),
       ...extra,
     })
     .catchall(pluginToolSchema)
     .prefault({});
 
 /** The keys of `tools` the core owns (they are no tool's section). */
-export const CORE_TOOLS_KEYS = ["max_result_bytes", "allow_read_paths", "allow_write_paths"] as const;
+export const CORE_TOOLS_KEYS = ["max_result_bytes", "allow_read_paths", "allow_write_paths", "approval_timeout_ms"] as const;
 
 /** An origin as browsers send it: `scheme://host[:port]`, http or https, nothing after. */
 function isOrigin(text: string): boolean {

@@ -1,5 +1,6 @@
 import type { ChannelType } from "../port/channel-type.js";
 import type { Feature } from "../port/feature.js";
+import { askUserFeature } from "./ask-user/feature.js";
 import { execFeature } from "./exec/feature.js";
 import { filesFeature } from "./files/feature.js";
 import { mcpFeature } from "./mcp/feature.js";
@@ -21,6 +22,7 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
   subagentsFeature,
   filesFeature,
   execFeature,
+  askUserFeature,
   webFeature,
   promptFilesFeature,
   pluginsFeature,

@@ -12,6 +12,7 @@ import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
 import { errorAnswer, failureOf } from "./errors.js";
 import { eventsStream } from "./events-route.js";
+import { decideApproval, listApprovals } from "./approvals-route.js";
 import { historyPage } from "./history-route.js";
 import { hostGuard } from "./host.js";
 import { imageSchema } from "./images.js";
@@ -120,6 +121,10 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.delete("/v1/sessions/:key", (c) => deleteSession(c, runtime, sessionOf(c.req.param("key"))));
 
   app.get("/v1/sessions/:key/history", (c) => historyPage(c, runtime, sessionOf(c.req.param("key"))));
+
+  app.get("/v1/sessions/:key/approvals", (c) => listApprovals(c, runtime, sessionOf(c.req.param("key"))));
+
+  app.post("/v1/sessions/:key/approvals/:id", (c) => decideApproval(c, runtime, sessionOf(c.req.param("key")), c.req.param("id")));
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 

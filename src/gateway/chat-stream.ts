@@ -17,6 +17,8 @@ export function chatAnswer(outcome: MessageOutcome): Record<string, unknown> {
     delivered: [...outcome.earlier, ...outcome.delivered],
     // A turn /stop ended is answered, not failed: clients retry 5xx and 409, which would run it again.
     ...(outcome.stopped ? { stopped: true } : {}),
+    // The message answered an ask_user question: the turn that asked goes on, and answers its own request.
+    ...(outcome.answered ? { answered: true } : {}),
     ...(outcome.usage ? { usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens } } : {}),
   };
 }

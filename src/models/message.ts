@@ -29,8 +29,19 @@ export type Thinking =
   /** The answer's content blocks in the order received. */
   { format: "anthropic"; blocks: ReplayBlock[] } | { format: "openai"; field: "reasoning_content" | "reasoning"; text: string };
 
+/**
+ * A note the history keeps for people and never sends to a model: who
+ * allowed or denied a tool call, and when. It rides on a system message
+ * (`record`), so the history API shows it in OpenAI roles; a turn leaves
+ * such messages out of what it sends (`forModel`).
+ */
+export interface HistoryRecord {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
 export type ChatMessage =
-  | { role: "system"; content: string }
+  | { role: "system"; content: string; record?: HistoryRecord }
   | { role: "user"; content: string | ContentPart[] }
   | { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; thinking?: Thinking }
   | { role: "tool"; tool_call_id: string; content: string; is_error?: boolean };
@@ -55,4 +66,9 @@ export function withoutThinking(message: ChatMessage): ChatMessage {
   if (message.role !== "assistant" || message.thinking === undefined) return message;
   const { thinking: _dropped, ...kept } = message;
   return kept;
+}
+
+/** Whether the message is a record for people (`HistoryRecord`), which no model is sent. */
+export function isRecord(message: ChatMessage): boolean {
+  return message.role === "system" && message.record !== undefined;
 }

@@ -23,5 +23,7 @@ export interface Command {
    * once, even while a turn runs.
    */
   locked: boolean;
+  /** Runs as soon as the message arrives, before it waits for the session (`/clear` denies what waits for a person, so the turn holding the session ends). */
+  onArrival?(sessionKey: string): void;
   run(ctx: CommandContext): Promise<string> | string;
 }

@@ -12,6 +12,7 @@ import type { SessionScoped } from "../session/state.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
+import type { Approvals } from "./approvals.js";
 import type { Command } from "./command.js";
 import type { EventBus } from "./events.js";
 import type { PromptSection } from "./prompt.js";
@@ -195,6 +196,8 @@ export interface FeatureHost {
   isChatSession(sessionKey: string): boolean;
   /** The agent's workspace: the confined file system its file tools go through (the agent's `workspace`, with the config's policy). */
   workspace(agentId: string): Promise<Workspace>;
+  /** Tool calls and ask_user questions waiting for a person in a session, and how a person answers (a chat channel's buttons, the ask_user tool). */
+  readonly approvals: Approvals;
   /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */
   readonly state: FeatureState;
   /** The session's stop switch (`/stop`) joined with shutdown, held until released. */

@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolPolicy } from "../agents/policy.js";
 import type { Logger } from "../log.js";
+import type { Approvals } from "../port/approvals.js";
 import type { EventBus } from "../port/events.js";
 import type { ChatInput, ChatOutcome, Clock, FeatureHost } from "../port/feature.js";
 import type { HistoryStore } from "../session/history.js";
@@ -39,6 +40,8 @@ export interface HostParts {
   features: FeatureSet;
   workspaces: AgentWorkspaces;
   processEnv: Readonly<Record<string, string>>;
+  notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
+  approvals: Approvals;
   /** The names chat channels give their sessions (channel_list). */
   chatChannels: ReadonlySet<string>;
   handleMessage(input: ChatInput): Promise<ChatOutcome>;
@@ -74,10 +77,8 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     runTurn: (agent, sessionKey, text, signal) => p.locks.run(sessionKey, async () => (await p.turns.run(agent, sessionKey, text, signal, () => {})).reply),
     runBackgroundTurn: (agent, sessionKey, text) => p.pipeline.backgroundTurn(agent, sessionKey, text),
     deliverLater: (agentId, sessionKey, delivery) => p.pipeline.deliverLater(agentId, sessionKey, delivery),
-    notify: (sessionKey, event, data) => {
-      p.outbox.publish(sessionKey, { type: "notice", event, data });
-      p.watches.notice(sessionKey, event, data);
-    },
+    notify: (sessionKey, event, data) => p.notify(sessionKey, event, data),
+    approvals: p.approvals,
     holdStop: (sessionKey) => p.pipeline.holdStop(sessionKey),
     track: (work) => p.work.track(work),
     releaseSession: (sessionKey) => p.lifecycle.clear(sessionKey, "release"),

@@ -48,6 +48,8 @@ export interface RuntimeOptions {
   env?: Env;
   /** Scrubs the configured secrets (LoadedConfig.secrets) from every tool result before it reaches the model or the user. */
   redact?: Redact;
+  /** Why nobody can answer an approval request or a question here (`picoclaw agent -m`): every call under "ask" is then denied with it. */
+  nobodyAnswers?: string;
 }
 
 /** Entries the runtime holds, by kind. */
@@ -65,6 +67,8 @@ export interface RuntimeStats {
   inflight: number;
   /** Messages whose events a caller follows now (a streamed answer). */
   watchedMessages: number;
+  /** Tool calls and ask_user questions waiting for a person. */
+  waitingForPeople: number;
 }
 
 /** A session as `GET /v1/sessions` lists it. */

@@ -32,6 +32,9 @@ import { MessageWatches } from "./streams/message-stream.js";
 import { MessagePipeline } from "./messages/message-pipeline.js";
 import { OneMessageSessions } from "./messages/one-message-sessions.js";
 import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
+import { APPROVALS_NAMESPACE, ApprovalDesk } from "./approvals/desk.js";
+import type { Approvals } from "../port/approvals.js";
+import { isTransientKey } from "../session/key.js";
 import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
 import { SystemPrompt } from "./turn/system-prompt.js";
@@ -78,6 +81,8 @@ export class Runtime {
   private readonly pipeline: MessagePipeline;
   /** `/clear` and `/stop`. */
   private readonly control: SessionControl;
+  /** Calls and questions waiting for a person. */
+  private readonly desk: ApprovalDesk;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -102,6 +107,25 @@ export class Runtime {
       acceptImages: (agent, images) => this.turns.acceptImages(agent, images),
     });
     announceTurns(this.events, (sessionKey, notice) => this.outbox.publish(sessionKey, notice));
+    const notify = (sessionKey: string, event: string, data: Readonly<Record<string, unknown>>) => {
+      this.outbox.publish(sessionKey, { type: "notice", event, data });
+      this.watches.notice(sessionKey, event, data);
+    };
+    this.desk = new ApprovalDesk({
+      clock: this.clock,
+      timer: opts.timer ?? realTimer,
+      ids: this.ids,
+      timeoutMs: this.config.tools.approval_timeout_ms,
+      notify,
+      history: this.history,
+      state: stateView(this.state, APPROVALS_NAMESPACE),
+      redact: opts.redact ?? noRedaction,
+      logger: this.logger,
+      track: (work) => this.work.track(work),
+      nobodyAnswers: (sessionKey) =>
+        opts.nobodyAnswers ?? (isTransientKey(sessionKey) ? "nobody can answer in a conversation the client keeps (a stateless request)" : undefined),
+    });
+    this.lifecycle.register(this.desk);
     this.lifecycle.register(this.notes);
     this.lifecycle.register(this.toolStates);
     this.policy = new ToolPolicy(this.features.tools.registry, this.config.tools, {
@@ -127,6 +151,7 @@ export class Runtime {
       ids: this.ids,
       modelNameOf: (agent) => this.modelNameOf(agent),
       system: new SystemPrompt(this.features.prompt, this.logger),
+      gate: this.desk.gate,
     });
     this.pipeline = new MessagePipeline({
       commands: this.commands,
@@ -141,6 +166,7 @@ export class Runtime {
       shutdown: this.shutdown.signal,
       closing: () => this.closing,
       warn: (message) => this.logger.warn(message),
+      questions: this.desk,
     });
     this.control = new SessionControl({
       work: this.work,
@@ -173,6 +199,8 @@ export class Runtime {
       features: this.features,
       workspaces: new AgentWorkspaces(this.config),
       processEnv: processEnvironment(opts.env ?? {}, opts.redact ?? noRedaction),
+      notify,
+      approvals: this.desk,
       chatChannels: new Set(this.config.channel_list.map((entry) => entry.name ?? entry.type)),
       handleMessage: (input) => this.handleMessage(input),
     });
@@ -180,8 +208,9 @@ export class Runtime {
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);
-    this.commands.add(clearCommand((_agentId, sessionKey) => this.control.clear(sessionKey)));
-    this.commands.add(newCommand((_agentId, sessionKey) => this.control.clear(sessionKey)));
+    const dismiss = (sessionKey: string) => this.desk.dismiss(sessionKey);
+    this.commands.add(clearCommand((_agentId, sessionKey) => this.control.clear(sessionKey), dismiss));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.control.clear(sessionKey), dismiss));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
@@ -193,7 +222,23 @@ export class Runtime {
    * others running: its failure comes back as a warning naming it.
    */
   async start(): Promise<string[]> {
-    return this.closing ? [] : this.features.start();
+    if (this.closing) return [];
+    const warnings: string[] = [];
+    try {
+      const left = await this.desk.recover();
+      if (left > 0)
+        this.logger.warn(
+          `${left} approval request${left === 1 ? " was" : "s were"} left waiting by the last run: denied, and recorded in their sessions' histories`,
+        );
+    } catch (error) {
+      warnings.push(`approval requests left waiting by the last run could not be read: ${messageOf(error)}`);
+    }
+    return [...warnings, ...(await this.features.start())];
+  }
+
+  /** Calls and questions waiting for a person, and how a person answers them (the approvals route, the REPL). */
+  get approvals(): Approvals {
+    return this.desk;
   }
 
   /** Warnings worth printing at start-up (features', and unknown tools, models or agents named by config and AGENT.md files). */
@@ -257,6 +302,7 @@ export class Runtime {
 
   /** Empties a session as `/clear` does, waiting its turn on the session lock like `/clear`: nothing from before comes back. */
   async clearSession(sessionKey: string): Promise<void> {
+    this.desk.dismiss(sessionKey);
     await this.locks.run(sessionKey, () => this.control.clear(sessionKey));
   }
 
@@ -345,6 +391,7 @@ export class Runtime {
       runningTurns: this.work.runningCount,
       inflight: this.work.inflightCount,
       watchedMessages: this.watches.size,
+      waitingForPeople: this.desk.size,
     };
   }
 

@@ -3,6 +3,7 @@ import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { joinSignals } from "../signals.js";
 import { describeIssues } from "../validation.js";
+import { type ApprovalGate, NOBODY_TO_ASK } from "./approval.js";
 import type { AnyTool } from "./registry.js";
 import { type Redact, noRedaction } from "./redact.js";
 import { DEFAULT_MAX_RESULT_BYTES, capResult } from "./result-size.js";
@@ -38,6 +39,8 @@ export interface ToolSetOptions {
   maxResultBytes?: number;
   /** Scrubs configured secrets from every result's texts (default: none known). */
   redact?: Redact;
+  /** The tools whose calls a person must allow first (approval policy `ask`). */
+  asks?: ReadonlySet<string>;
 }
 
 /** What a tool set hears about each call; the runtime turns it into events. */
@@ -55,6 +58,8 @@ export interface CallScope {
   readonly turnId: string;
   readonly signal: AbortSignal;
   readonly observer?: CallObserver;
+  /** Asks a person before a call of a tool under `ask` runs; without one, such calls are denied. */
+  readonly gate?: ApprovalGate;
 }
 
 class ToolTimeout extends Error {}
@@ -75,6 +80,7 @@ export class ToolSet {
   private readonly state: ToolStates;
   private readonly maxResultBytes: number;
   private readonly redact: Redact;
+  private readonly asks: ReadonlySet<string>;
   /** Per tool, the reason its calls' signals abort with once a call is over (made once: an Error costs a stack trace). */
   private readonly overReasons = new Map<string, ToolTimeout>();
 
@@ -86,6 +92,12 @@ export class ToolSet {
     this.state = opts.state ?? new ToolStates();
     this.maxResultBytes = opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.redact = opts.redact ?? noRedaction;
+    this.asks = opts.asks ?? new Set();
+  }
+
+  /** Whether a call of the tool waits for a person's decision first. */
+  asksFor(name: string): boolean {
+    return this.asks.has(name);
   }
 
   names(): string[] {
@@ -157,6 +169,17 @@ export class ToolSet {
         return toolResult.error(`invalid arguments for tool "${tool.name}": ${describeIssues(parsed.error).join("; ")}`);
       }
       args = parsed.data;
+    }
+    // A person decides before the call runs (its time limit starts after); a denied call ran nothing.
+    if (this.asks.has(tool.name)) {
+      const { agentId, sessionKey, turnId } = ctx;
+      const verdict = ctx.gate
+        ? await ctx.gate.ask({ agentId, sessionKey, turnId, callId: call.id, tool: tool.name, arguments: args }, ctx.signal)
+        : {
+            allowed: false as const,
+            reason: `${tool.name} was not run: it needs a person's approval (tools.${tool.name}.approval is "ask") and ${NOBODY_TO_ASK}`,
+          };
+      if (!verdict.allowed) return toolResult.error(verdict.reason);
     }
     const limit = this.timeoutMs(tool);
     const state = this.state.view(tool.name, ctx.agentId, ctx.sessionKey);

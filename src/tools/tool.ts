@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { Approval } from "./approval.js";
 import { withJsonSchema } from "./json-schema-tool.js";
 
 /**
@@ -88,6 +89,8 @@ export interface Tool<Args = unknown, Output extends ToolOutput = ToolOutput> {
   readonly timeoutMs?: number;
   /** The config key that set `timeoutMs` (an MCP server's `timeout_ms`), named when a call runs out of time. */
   readonly timeoutSetting?: string;
+  /** Its approval policy when tools.<name>.approval and AGENT.md say nothing (default "allow"; exec's is "ask"). */
+  readonly defaultApproval?: Approval;
   /** Offered only in a user's own session, never to a subagent (spawn: a child's one turn could not take its result). */
   readonly notInSubagents?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<Output> | Output;
@@ -103,6 +106,7 @@ interface ToolFields {
   jsonSchema?: Record<string, unknown>;
   timeoutMs?: number;
   notInSubagents?: boolean;
+  defaultApproval?: Approval;
 }
 
 /**

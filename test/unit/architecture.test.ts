@@ -117,14 +117,15 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
 };
 
 /** The runtime's own rooms (`runtime/<room>/`; its two top files are `core`), and which of them each may import. */
-type RuntimeRoom = "core" | "context" | "turn" | "streams" | "messages" | "assembly";
+type RuntimeRoom = "core" | "context" | "turn" | "streams" | "messages" | "assembly" | "approvals";
 const RUNTIME_RULES: Record<RuntimeRoom, { may: readonly RuntimeRoom[]; why: string }> = {
   context: { may: [], why: "fitting a model call to its context window knows models and histories, nothing of turns" },
   turn: { may: ["context"], why: "a turn runs the model (each call fitted) and the tools, and knows nothing of messages or streams" },
   streams: { may: [], why: "the outbox and event streams carry what turns deliver without knowing how turns run" },
   messages: { may: ["turn", "streams"], why: "the way a message travels (command or turn, lock, stop switch, deliveries) uses turns and streams" },
   assembly: { may: [], why: "what the features contributed, collected once, knows only the port" },
-  core: { may: ["context", "turn", "streams", "messages", "assembly"], why: "the runtime and its options assemble the rooms" },
+  approvals: { may: [], why: "the desk where calls and questions wait for a person knows sessions, the tool gate and the port, nothing of turns" },
+  core: { may: ["context", "turn", "streams", "messages", "assembly", "approvals"], why: "the runtime and its options assemble the rooms" },
 };
 
 function runtimeRoomOf(file: string): RuntimeRoom {

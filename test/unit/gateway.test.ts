@@ -62,7 +62,7 @@ describe("GET /v1/agents", () => {
           name: "Main",
           description: "the main one",
           model: "local",
-          tools: ["append_file", "boom", "echo", "edit_file", "list_dir", "read_file", "spawn", "subagent", "wait", "web_fetch", "whisper", "write_file"],
+          tools: ["append_file", "ask_user", "boom", "echo", "edit_file", "exec", "list_dir", "read_file", "spawn", "subagent", "wait", "web_fetch", "whisper", "write_file"],
         },
         { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
       ],

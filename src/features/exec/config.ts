@@ -9,8 +9,8 @@ export const SANDBOXES = ["none", "bwrap"] as const;
 
 export const execSection = z
   .strictObject({
-    // Off until approvals land: a command runs only when the operator switched exec on.
-    enabled: z.boolean().default(false),
+    // On, as in PicoClaw, but each command waits for a person's yes (its approval policy is "ask").
+    enabled: z.boolean().default(true),
     enable_deny_patterns: z
       .boolean()
       .default(true)

@@ -57,7 +57,9 @@ export function execTool(deps: ExecDeps): Tool {
     name: "exec",
     description: `Execute a shell command (sh -c) in the workspace and return its output (stdout, then stderr). Commands run in the foreground with stdin closed and are killed after ${config.timeout_seconds > 0 ? `${config.timeout_seconds} seconds` : "the turn's time"}; long output keeps its start and end. Dangerous commands are refused by a safety guard.`,
     parameters,
-    enabledByDefault: false,
+    enabledByDefault: true,
+    // Every command waits for a person's yes unless tools.exec.approval (or the agent's AGENT.md) says otherwise.
+    defaultApproval: "ask",
     // Its own limit (timeout_seconds), which kills the process group; the turn's end stops it too.
     timeoutMs: 0,
     execute: async (args, ctx) => {

@@ -58,12 +58,13 @@ export function helpCommand(registry: CommandRegistry): Command {
  * deliveries kept for it; it stops its background subagents and drops their
  * results. `clear` says how many subagents it stopped.
  */
-export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<number>): Command {
+export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => void): Command {
   return {
     name: "clear",
     usage: "/clear",
     description: "forget this session's conversation, its per-session state (such as the todo plan) and its background work",
     locked: true,
+    ...(onArrival ? { onArrival } : {}),
     run: async (ctx) => {
       const subagents = await clear(ctx.agentId, ctx.sessionKey);
       const stopped = subagents === 0 ? "" : `, and ${subagents} running subagent${subagents === 1 ? " was" : "s were"} stopped`;
@@ -73,8 +74,8 @@ export function clearCommand(clear: (agentId: string, sessionKey: string) => Pro
 }
 
 /** `/new`: the same as `/clear`, by the name chat apps use for starting afresh. */
-export function newCommand(clear: (agentId: string, sessionKey: string) => Promise<number>): Command {
-  return { ...clearCommand(clear), name: "new", usage: "/new", description: "start a new conversation: the same as /clear" };
+export function newCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => void): Command {
+  return { ...clearCommand(clear, onArrival), name: "new", usage: "/new", description: "start a new conversation: the same as /clear" };
 }
 
 /** `/stop`: aborts the running turn and every subagent of the session at once, without waiting for the session lock. */

@@ -32,6 +32,8 @@ export interface PipelineParts {
   /** Whether the runtime has stopped taking messages. */
   closing: () => boolean;
   warn: (message: string) => void;
+  /** The `ask_user` questions waiting in a (root) session: the user's next message answers the oldest. */
+  questions: { answer(sessionKey: string, text: string, by: string): boolean };
 }
 
 /**
@@ -77,6 +79,11 @@ export class MessagePipeline {
     const matched = commands.match(input.text);
     const images = input.images ?? [];
     if (images.length > 0) this.acceptImages(agent, matched, images);
+    // The user's next message after an ask_user question is its answer, not a turn (a turn holds the session meanwhile).
+    if (!matched && !oneTurn && this.parts.questions.answer(rootKey(sessionKey), input.text, parseSessionKey(sessionKey)?.channel ?? "api")) {
+      return { agentId: agent.id, sessionKey, reply: "", delivered: [], earlier: [], answered: true };
+    }
+    matched?.command.onArrival?.(sessionKey);
     const holds = !matched || matched.command.locked;
     const stop = holds ? stops.hold(rootKey(sessionKey)) : undefined;
     // One signal for the whole message: the client, the session's stop switch, shutdown.

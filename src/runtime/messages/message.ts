@@ -54,6 +54,8 @@ export interface MessageOutcome {
   stopped?: true;
   /** Tokens of the turn's own model calls, summed, when the provider reported any. */
   usage?: TokenUsage;
+  /** The message answered an `ask_user` question waiting in the session: it ran no turn of its own (`reply` is empty). */
+  answered?: true;
   /** The reply was cut short by a limit (the model's max_tokens, or max_tool_iterations), and says so. */
   truncated?: true;
 }

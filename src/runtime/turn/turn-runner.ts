@@ -12,6 +12,7 @@ import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
 import type { ModelProvider } from "../../models/provider.js";
 import type { SystemPrompt } from "./system-prompt.js";
+import type { ApprovalGate } from "../../tools/approval.js";
 import { type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
 
@@ -38,6 +39,8 @@ export interface TurnDeps {
   modelNameOf(agent: AgentDefinition): string;
   /** The system prompt of a turn: the agent's, with the features' sections. */
   system: SystemPrompt;
+  /** Asks a person before calls of tools under approval `ask` run (the approvals desk). */
+  gate?: ApprovalGate;
 }
 
 /**
@@ -105,6 +108,7 @@ export class TurnRunner {
         history: deps.history,
         events: deps.events,
         deliver,
+        ...(deps.gate ? { gate: deps.gate } : {}),
         now: () => deps.clock.now(),
       });
       if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);

@@ -3,10 +3,11 @@ import type { EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
-import { type ChatMessage, type ContentPart, withoutThinking } from "../../models/message.js";
+import { type ChatMessage, type ContentPart, isRecord, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider } from "../../models/provider.js";
 import type { HistoryStore } from "../../session/history.js";
 import { type Timer, joinSignals } from "../../signals.js";
+import type { ApprovalGate } from "../../tools/approval.js";
 import type { CallObserver, CallScope, ToolSet } from "../../tools/tool-set.js";
 import type { ImageInput } from "./images.js";
 import { type TokenUsage, UsageSum } from "./usage.js";
@@ -32,6 +33,8 @@ export interface TurnInput {
   /** What the user sees, with the turn (and tool call) it came from. */
   deliver: (delivery: Delivery, origin: DeliveryOrigin) => void;
   now: () => number;
+  /** Asks a person before calls of tools under approval `ask` run. */
+  gate?: ApprovalGate;
   /** A system note for this turn only (not kept in history), just before the new message. */
   note?: string;
 }
@@ -80,11 +83,19 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const scope = { agentId: agent.id, sessionKey, turnId: input.turnId };
   const system = await input.system(signal);
   const prefix: ChatMessage[] = system ? [{ role: "system", content: system }] : [];
-  const history = await input.history.get(sessionKey);
+  // Records for people (who allowed a call) stay in the history and out of the model's sight.
+  const history = (await input.history.get(sessionKey)).filter((message) => !isRecord(message));
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
   const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
   const specs = tools.specs();
-  const toolContext: CallScope = { agentId: agent.id, sessionKey, turnId: input.turnId, signal, observer: toolEvents(events, scope) };
+  const toolContext: CallScope = {
+    agentId: agent.id,
+    sessionKey,
+    turnId: input.turnId,
+    signal,
+    observer: toolEvents(events, scope),
+    ...(input.gate ? { gate: input.gate } : {}),
+  };
   const usage = new UsageSum();
   // The model's text is shown as it streams (`text.delta`); what the reply adds after it (a note) follows it.
   let streamed = 0;
