@@ -51,6 +51,8 @@ export interface BootstrapOptions {
   redact?: Redact;
   /** Make each agent's workspace folder when missing (default true; `config check` changes nothing on disk). */
   makeWorkspaces?: boolean;
+  /** Why nobody can answer an approval request here (`picoclaw agent -m`): calls under "ask" are denied with it. */
+  nobodyAnswers?: string;
 }
 
 export interface Bootstrapped {
@@ -119,6 +121,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       redact,
       env: loaded.env,
       timer: opts.timer,
+      ...(opts.nobodyAnswers === undefined ? {} : { nobodyAnswers: opts.nobodyAnswers }),
       ...ports,
     });
   } catch (error) {

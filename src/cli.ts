@@ -240,8 +240,9 @@ async function withRuntime(
   io: CliIO,
   work: (prepared: Bootstrapped) => Promise<number>,
   makeWorkspaces = true,
+  nobodyAnswers?: string,
 ): Promise<number> {
-  const prepared = await prepare(loaded, { logger, redact, history: "memory", makeWorkspaces });
+  const prepared = await prepare(loaded, { logger, redact, history: "memory", makeWorkspaces, ...(nobodyAnswers === undefined ? {} : { nobodyAnswers }) });
   printWarnings(prepared.warnings, io);
   try {
     return await work(prepared);
@@ -267,21 +268,29 @@ function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { messa
       ),
     );
   }
-  return withRuntime(loaded, log, io, async ({ runtime }) => {
-    const outcome = await runtime.handleMessage({
-      agentId: values.agent ?? runtime.defaultAgentId,
-      channel: "cli",
-      chatId: values.session ?? "default",
-      text,
-    });
-    const last = outcome.delivered.at(-1);
-    for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
-    io.stdout(outcome.reply);
-    // Background subagents (spawn) answer later: wait for them, then show what they delivered.
-    await runtime.idle();
-    for (const d of await runtime.takeDeliveries(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
-    return 0;
-  });
+  return withRuntime(
+    loaded,
+    log,
+    io,
+    async ({ runtime }) => {
+      const outcome = await runtime.handleMessage({
+        agentId: values.agent ?? runtime.defaultAgentId,
+        channel: "cli",
+        chatId: values.session ?? "default",
+        text,
+      });
+      const last = outcome.delivered.at(-1);
+      for (const d of outcome.delivered) if (d !== last) io.stderr(`[${d.from}] ${d.text}`);
+      io.stdout(outcome.reply);
+      // Background subagents (spawn) answer later: wait for them, then show what they delivered.
+      await runtime.idle();
+      for (const d of await runtime.takeDeliveries(outcome.sessionKey)) io.stderr(`[later: ${d.from}] ${d.text}`);
+      return 0;
+    },
+    true,
+    // One message and no terminal to ask on: a call under "ask" is denied, and the model is told why.
+    "nobody is there to answer it (picoclaw agent -m; use the chat, picoclaw agent without -m, or the gateway)",
+  );
 }
 
 function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {

@@ -64,6 +64,13 @@ export interface RuntimeEvents {
   "tool.update": Scope & { turnId: string; tool: string; callId: string; details: unknown };
   /** Something the chat user sees: non-silent tool output, a command reply, the final reply. */
   delivery: Scope & { from: string; text: string } & Partial<DeliveryOrigin>;
+  /** A tool call waits for a person's decision (approval "ask"); `sessionKey` is the person's session (a subagent asks in its root). */
+  "approval.requested": Scope & { id: string; tool: string; arguments: unknown; callSessionKey: string; expiresAt: number };
+  /** A person (or a timeout, /stop, /clear, shutdown) decided on it. */
+  "approval.resolved": Scope & { id: string; tool: string; decision: "allow" | "deny" | "allow_session"; by: string };
+  /** `ask_user` waits for the user's next message in the session. */
+  "question.asked": Scope & { id: string; question: string; options: readonly string[]; expiresAt: number };
+  "question.answered": Scope & { id: string; answered: boolean; by: string };
   /** Per-session state was dropped: `clear` (the /clear command) or `release` (a sub-turn, or a one-message conversation, ended). */
   "session.cleared": Scope & { reason: "clear" | "release" };
 }

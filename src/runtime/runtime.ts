@@ -116,6 +116,7 @@ export class Runtime {
       timer: opts.timer ?? realTimer,
       ids: this.ids,
       timeoutMs: this.config.tools.approval_timeout_ms,
+      events: this.events,
       notify,
       history: this.history,
       state: stateView(this.state, APPROVALS_NAMESPACE),
@@ -409,6 +410,8 @@ export class Runtime {
   async close(graceMs = 5000): Promise<void> {
     await this.features.stopInput();
     this.closing = true;
+    // Nobody will answer now: what waits for a person is denied, and its turn ends within the grace.
+    this.desk.shutdown();
     const pending = this.work.pending();
     if (pending.length > 0) {
       let timer: NodeJS.Timeout | undefined;

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../models/message.js";
+import { type ChatMessage, isRecord } from "../models/message.js";
 import { type HistoryLimits, fitExchange } from "./exchange.js";
 import type { HistoryPage, SessionInfo } from "./history.js";
 import { isTransientKey, isWithin } from "./key.js";
@@ -203,8 +203,9 @@ export class SessionCache {
   private bound(session: Session): AppendOutcome {
     const { maxMessages, maxBytes } = this.limits;
     const { messages } = session;
-    // The first index kept: a user message (anything before the first one has no exchange to belong to).
-    let start = messages.findIndex((m) => m.role === "user");
+    // The first index kept: a user message (anything before the first one has no exchange to belong to),
+    // or a record before it (who decided on a call, kept before the turn it was made in is).
+    let start = messages.findIndex((m) => m.role === "user" || isRecord(m));
     if (start < 0) start = messages.length;
     let count = messages.length - start;
     let bytes = session.bytes - bytesOf(messages, 0, start);

@@ -32,7 +32,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
-import { within } from "../support/wait.js";
+import { sseReader } from "../support/sse.js";
+import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "acting-gateway-token";
@@ -78,7 +79,8 @@ beforeAll(async () => {
         ...openaiConfig(model.server.url),
         gateway: { token: TOKEN },
         tools: {
-          exec: { enabled: true, timeout_seconds: 2, max_output_bytes: 4096 },
+          // On by default, under approval "ask": each command waits for a decision on the approvals route.
+          exec: { timeout_seconds: 2, max_output_bytes: 4096 },
           web: { allow_hosts: [`127.0.0.1:${port(site)}`], searxng: { enabled: true, api_base: `http://127.0.0.1:${port(searx)}` } },
         },
       },
@@ -124,11 +126,38 @@ afterAll(async () => {
   await Promise.all([site, searx].map((server) => server && new Promise((done) => server.close(done))));
 });
 
-/** One message whose script is `lines`; the tool results the model got (from the session's history over HTTP). */
+const headers = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
+
+/** The approval requests waiting in a session, over HTTP. */
+async function waiting(session: string): Promise<{ id: string; tool: string; arguments: unknown }[]> {
+  return (await jsonOf(await fetch(`${url}/v1/sessions/agent:main:http:${session}/approvals`, { headers }))).approvals;
+}
+
+function decide(session: string, id: string, decision: string): Promise<Response> {
+  return fetch(`${url}/v1/sessions/agent:main:http:${session}/approvals/${id}`, { method: "POST", headers, body: JSON.stringify({ decision }) });
+}
+
+/**
+ * One message whose script is `lines`; the tool results the model got (from
+ * the session's history over HTTP). With `approve`, the first approval
+ * request the turn makes gets that decision (`allow_session` covers the rest).
+ */
 async function turn(...lines: string[]): Promise<{ text: string; error: boolean }[]> {
+  return approvedTurn(undefined, ...lines);
+}
+
+async function approvedTurn(approve: string | undefined, ...lines: string[]): Promise<{ text: string; error: boolean }[]> {
   const session = `t${Math.random().toString(36).slice(2, 8)}`;
-  const headers = { "content-type": "application/json", authorization: `Bearer ${TOKEN}` };
-  const res = await fetch(`${url}/v1/chat`, { method: "POST", headers, body: JSON.stringify({ message: lines.join("\n"), session }) });
+  const answer = fetch(`${url}/v1/chat`, { method: "POST", headers, body: JSON.stringify({ message: lines.join("\n"), session }) });
+  if (approve) {
+    const [request] = await eventually(async () => {
+      const found = await waiting(session);
+      if (found.length === 0) throw new Error("no approval request yet");
+      return found;
+    });
+    expect((await decide(session, request!.id, approve)).status).toBe(200);
+  }
+  const res = await answer;
   expect(res.status, await res.clone().text()).toBe(200);
   const history = await jsonOf(await fetch(`${url}/v1/sessions/agent:main:http:${session}/history`, { headers }));
   return (history.messages as { role: string; content: string; is_error?: boolean }[])
@@ -196,7 +225,9 @@ describe("file tools, from outside", () => {
 
 describe("exec, from outside", () => {
   it("runs what is allowed, refuses what is denied, kills what runs too long, and bounds a flood", async () => {
-    const results = await turn(
+    // The first command waits for a person: allow_session lets this session's other commands run without asking.
+    const results = await approvedTurn(
+      "allow_session",
       call("exec", { action: "run", command: "echo hello from $PWD" }),
       call("exec", { action: "run", command: "echo ok; r'm' -rf /" }),
       call("exec", { action: "run", command: "cat /etc/passwd" }),
@@ -211,6 +242,56 @@ describe("exec, from outside", () => {
     expect(results[4]!.text).toMatch(/of output cut here; 47\.7 MiB in all/);
     // Still up and answering.
     expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+});
+
+describe("asking before exec, from outside", () => {
+  it("a command waits for a decision, announced on the session's events stream: deny runs nothing, allow runs it", async () => {
+    const session = `ask${Math.random().toString(36).slice(2, 8)}`;
+    const key = `agent:main:http:${session}`;
+    const events = sseReader(await fetch(`${url}/v1/sessions/${key}/events`, { headers }));
+    const marker = path.join(workspace, `${session}.ran`);
+    const first = fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ message: call("exec", { action: "run", command: `touch ${session}.ran` }), session }),
+    });
+    const requested = (await events.until("approval.requested")).at(-1)!.data;
+    expect(requested).toMatchObject({ tool: "exec", arguments: { action: "run", command: `touch ${session}.ran` }, session_key: key });
+    expect(existsSync(marker)).toBe(false);
+    expect((await decide(session, requested.id, "deny")).status).toBe(200);
+    expect((await decide(session, requested.id, "allow")).status).toBe(409);
+    expect((await first).status).toBe(200);
+    expect(existsSync(marker)).toBe(false);
+
+    const second = fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ message: call("exec", { action: "run", command: `touch ${session}.ran` }), session }),
+    });
+    const again = (await events.until("approval.requested")).at(-1)!.data;
+    expect((await decide(session, again.id, "allow")).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(existsSync(marker)).toBe(true);
+    const history = (await jsonOf(await fetch(`${url}/v1/sessions/${key}/history`, { headers }))).messages;
+    expect(
+      history.filter((m: { record?: unknown }) => m.record).map((m: { record: { decision: string; by: string } }) => [m.record.decision, m.record.by]),
+    ).toEqual([
+      ["deny", "api"],
+      ["allow", "api"],
+    ]);
+    await events.close();
+  });
+
+  it("a stateless OpenAI request gets a denial result: nobody can answer there", async () => {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "main", messages: [{ role: "user", content: call("exec", { action: "run", command: "touch stateless.ran" }) }] }),
+    });
+    expect(res.status).toBe(200);
+    expect((await jsonOf(res)).choices[0].message.content).toMatch(/exec was not run: it needs a person.s approval .* nobody can answer/);
+    expect(existsSync(path.join(workspace, "stateless.ran"))).toBe(false);
   });
 });
 

@@ -20,7 +20,8 @@ const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
 function gateway(exec: Record<string, unknown> = {}, extra: { env?: Record<string, string>; config?: Record<string, unknown> } = {}) {
   const h = harness({
-    config: { tools: { exec: { enabled: true, ...exec } }, ...extra.config },
+    // The guard is the subject here, not approvals: commands run without asking.
+    config: { tools: { exec: { enabled: true, approval: "allow", ...exec } }, ...extra.config },
     env: { ...ENV, PICOCLAW_GATEWAY_TOKEN: TOKEN, ...extra.env },
   });
   const root = realpathSync(path.join(h.dir, "workspace"));

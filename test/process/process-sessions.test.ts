@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
@@ -110,5 +111,67 @@ describe("the session folder of the real gateway process", () => {
     await listening(third);
     third.child.kill("SIGTERM");
     expect(await within("the third gateway to exit on SIGTERM", third.exited)).toBe(0);
+  });
+
+  const approvals = async (url: string) => (await jsonOf(await fetch(`${url}/v1/sessions/agent:main:http:crash/approvals`))).approvals as { id: string }[];
+  const records = async (url: string) =>
+    ((await history(url)) as { role: string; content: string; record?: { decision: string; by: string; id: string } }[]).filter((m) => m.record);
+  const execCall = () =>
+    fetch(`${url0()}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: 'CALL exec {"action":"run","command":"touch ran"}', session: "crash" }),
+    }).catch(() => "cut off");
+  let current = "";
+  const url0 = () => current;
+
+  it("a gateway killed while an approval waits: the restart denies it, says so in the history, and a late decision is 409", { timeout: 120_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const first = startGateway(project);
+    current = await listening(first);
+    void execCall();
+    const [waiting] = await eventually(async () => {
+      const found = await approvals(current);
+      expect(found).toHaveLength(1);
+      return found;
+    });
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const second = startGateway(project);
+    current = await listening(second);
+    const kept = await eventually(async () => {
+      const found = await records(current);
+      expect(found).toHaveLength(1);
+      return found;
+    });
+    expect(kept[0]!.record).toMatchObject({ id: waiting!.id, decision: "deny", by: "restart" });
+    expect(kept[0]!.content).toMatch(/the gateway restarted while the request waited/);
+    expect(await approvals(current)).toEqual([]);
+    const late = await fetch(`${current}/v1/sessions/agent:main:http:crash/approvals/${waiting!.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision: "allow" }),
+    });
+    expect(late.status).toBe(409);
+    second.child.kill("SIGTERM");
+    expect(await within("the restarted gateway to exit on SIGTERM", second.exited)).toBe(0);
+  });
+
+  it("SIGTERM while an approval waits: shutdown denies it and records that, and nothing ran", { timeout: 120_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const first = startGateway(project);
+    current = await listening(first);
+    const answer = execCall();
+    await eventually(async () => expect(await approvals(current)).toHaveLength(1));
+    first.child.kill("SIGTERM");
+    expect(await within("the gateway to exit on SIGTERM", first.exited)).toBe(0);
+    await answer;
+    const second = startGateway(project);
+    current = await listening(second);
+    const kept = await records(current);
+    expect(kept.map((m) => [m.record!.decision, m.record!.by])).toEqual([["deny", "shutdown"]]);
+    expect(existsSync(path.join(project, "workspace", "ran"))).toBe(false);
+    second.child.kill("SIGTERM");
+    await second.exited;
   });
 });

@@ -32,6 +32,12 @@ describe("picoclaw agent -m", () => {
     expect(stdout).toMatch(/^You said: x/);
   });
 
+  it("denies a call under approval ask, with the reason, since nobody is there to answer", async () => {
+    const { code, stdout } = await cli(["agent", "-m", `CALL exec ${JSON.stringify({ action: "run", command: "touch ran" })}`]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/exec \(error\): exec was not run: it needs a person's approval .* nobody is there to answer it \(picoclaw agent -m/);
+  });
+
   it("an unknown agent is a usage error (exit 2) with a message", async () => {
     const { code, stderr } = await cli(["agent", "--agent", "ghost", "-m", "x"]);
     expect(code).toBe(2);
@@ -81,25 +87,25 @@ describe("picoclaw --version", () => {
   });
 });
 
-describe("picoclaw agent without -m: a chat", () => {
-  async function chat(lines: string, terminal = false) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const prompts: string[] = [];
-    const code = await runCli({
-      argv: ["agent", "--session", "repl"],
-      env: {},
-      cwd: writeProject({ config: {} }),
-      stdout: (t) => out.push(t),
-      stderr: (t) => err.push(t),
-      prompt: (t) => prompts.push(t),
-      stdin: Readable.from([lines]),
-      terminal,
-      logger: recordingLogger(),
-    });
-    return { code, out, err, prompts };
-  }
+async function chat(lines: string, terminal = false, cwd = writeProject({ config: {} })) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const prompts: string[] = [];
+  const code = await runCli({
+    argv: ["agent", "--session", "repl"],
+    env: {},
+    cwd,
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    prompt: (t) => prompts.push(t),
+    stdin: Readable.from([lines]),
+    terminal,
+    logger: recordingLogger(),
+  });
+  return { code, out, err, prompts };
+}
 
+describe("picoclaw agent without -m: a chat", () => {
   it("answers each line in one session until /exit, and slash commands work", async () => {
     const { code, out } = await chat("hello\n\n/help\nsecond\n/exit\nnever sent\n");
     expect(code).toBe(0);

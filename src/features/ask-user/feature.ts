@@ -5,11 +5,7 @@ import { defineTool, toolResult } from "../../tools/tool.js";
 
 const parameters = z.strictObject({
   question: z.string().trim().min(1).max(2000).describe("The question, in the user's language; one thing at a time."),
-  options: z
-    .array(z.string().trim().min(1).max(100))
-    .max(10)
-    .optional()
-    .describe("Answers to offer as buttons (the user may still type another)."),
+  options: z.array(z.string().trim().min(1).max(100)).max(10).optional().describe("Answers to offer as buttons (the user may still type another)."),
 });
 
 /**

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { abortReason, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { ChatMessage } from "../../models/message.js";
+import type { EventBus } from "../../port/events.js";
 import type { Clock } from "../../port/feature.js";
 import type { FeatureState } from "../../session/feature-state.js";
 import type { HistoryStore } from "../../session/history.js";
@@ -19,6 +20,8 @@ export interface DeskParts {
   ids: () => string;
   /** tools.approval_timeout_ms */
   timeoutMs: number;
+  /** Where the desk reports what waits and what was decided (logs, the REPL). */
+  events: EventBus;
   /** A notice for the session's open streams (its event streams, and the message being answered). */
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
   history: Pick<HistoryStore, "append">;
@@ -122,6 +125,14 @@ export class ApprovalDesk implements Approvals, SessionScoped {
     }
   }
 
+  /** The gateway is shutting down: every request is denied now, so that turns can end well within the grace period rather than be aborted. */
+  shutdown(): void {
+    for (const waiting of [...this.waiting.values()]) {
+      waiting.settle("deny", "shutdown", `${waiting.approval.tool} was not run: the gateway is shutting down`);
+    }
+    for (const asking of [...this.asking.values()]) asking.settle({ answered: false, reason: "the gateway is shutting down" }, "shutdown");
+  }
+
   /** `/clear` forgets what `allow_session` allowed; a released subagent's requests are denied with it. */
   clearSession(sessionKey: string, reason: ClearReason): void {
     if (reason === "clear") {
@@ -201,6 +212,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
           granted.add(approval.tool);
         }
         this.parts.notify(sessionKey, "approval.resolved", { id: approval.id, decision, by });
+        this.parts.events.emit("approval.resolved", { agentId: approval.agentId, sessionKey, id: approval.id, tool: approval.tool, decision, by });
         const kept = this.record(approval, digest, decision, by, reason).finally(() => this.parts.state.delete(approval.id).catch(() => false));
         this.parts.track(kept);
         if (aborted) reject(abortReason(signal));
@@ -226,6 +238,15 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         session_key: sessionKey,
         ...(request.sessionKey === sessionKey ? {} : { call_session_key: request.sessionKey }),
         expires_at: new Date(approval.expiresAt).toISOString(),
+      });
+      this.parts.events.emit("approval.requested", {
+        agentId: approval.agentId,
+        sessionKey,
+        id: approval.id,
+        tool: approval.tool,
+        arguments: shown,
+        callSessionKey: request.sessionKey,
+        expiresAt: approval.expiresAt,
       });
     });
   }
@@ -258,6 +279,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         signal.removeEventListener("abort", onAbort);
         this.asking.delete(question.id);
         this.parts.notify(sessionKey, "question.answered", { id: question.id, answered: outcome.answered, by });
+        this.parts.events.emit("question.answered", { agentId: question.agentId, sessionKey, id: question.id, answered: outcome.answered, by });
         if (aborted) reject(abortReason(signal));
         else resolve(outcome);
       };
@@ -274,6 +296,14 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         options: question.options,
         session_key: sessionKey,
         expires_at: new Date(question.expiresAt).toISOString(),
+      });
+      this.parts.events.emit("question.asked", {
+        agentId: question.agentId,
+        sessionKey,
+        id: question.id,
+        question: question.question,
+        options: question.options,
+        expiresAt: question.expiresAt,
       });
     });
   }
