@@ -29,6 +29,34 @@ export interface ChatTransport {
   send(chatId: string, text: string, signal: AbortSignal): Promise<void>;
   /** Shows the chat that the agent is working (Telegram's "typing"); best effort, never rejects. */
   working?(chatId: string, signal: AbortSignal): Promise<void>;
+  /** Shows a tool call that waits for a person's decision, with a way to answer (Telegram: inline buttons); never rejects. */
+  askApproval?(chatId: string, request: ApprovalRequestNotice, signal: AbortSignal): Promise<void>;
+  /** Shows the decision on a request it showed (Telegram: the message is edited, its buttons gone); never rejects. */
+  approvalResolved?(chatId: string, resolved: ApprovalResolvedNotice, signal: AbortSignal): Promise<void>;
+  /** Shows an ask_user question with its options (Telegram: a reply keyboard); the user's next message answers it. Never rejects. */
+  askQuestion?(chatId: string, question: QuestionNotice, signal: AbortSignal): Promise<void>;
+}
+
+/** `approval.requested` as a channel shows it. */
+export interface ApprovalRequestNotice {
+  id: string;
+  tool: string;
+  arguments: unknown;
+  expiresAt: string;
+}
+
+/** `approval.resolved` as a channel shows it. */
+export interface ApprovalResolvedNotice {
+  id: string;
+  decision: string;
+  by: string;
+}
+
+/** `question.asked` as a channel shows it. */
+export interface QuestionNotice {
+  id: string;
+  question: string;
+  options: readonly string[];
 }
 
 /** How a chat user's message enters the relay. */

@@ -165,9 +165,31 @@ export class ChatRelay {
     return made;
   }
 
-  /** What the session delivers goes to the chat; notices (a subagent started) are for other views. Never throws: it runs inside the turn. */
+  /**
+   * What the session delivers goes to the chat, and so do the requests that
+   * wait for the chat's person (an approval, an ask_user question) and their
+   * decisions, when the transport can show them; other notices (a subagent
+   * started) are for other views. Never throws: it runs inside the turn.
+   */
   private delivered(chat: Chat, item: SessionItem): void {
-    if (item.type === "delivery" && item.text.trim() !== "") this.send(chat, item.text);
+    if (item.type === "delivery") {
+      if (item.text.trim() !== "") this.send(chat, item.text);
+      return;
+    }
+    const { transport } = this.opts;
+    const data = item.data as Record<string, unknown>;
+    const text = (key: string) => (typeof data[key] === "string" ? (data[key] as string) : "");
+    if (item.event === "approval.requested" && transport.askApproval) {
+      const request = { id: text("id"), tool: text("tool"), arguments: data.arguments, expiresAt: text("expires_at") };
+      this.enqueue(chat, (signal) => transport.askApproval!(chat.id, request, signal));
+    } else if (item.event === "approval.resolved" && transport.approvalResolved) {
+      const resolved = { id: text("id"), decision: text("decision"), by: text("by") };
+      this.enqueue(chat, (signal) => transport.approvalResolved!(chat.id, resolved, signal));
+    } else if (item.event === "question.asked" && transport.askQuestion) {
+      const options = Array.isArray(data.options) ? data.options.filter((o): o is string => typeof o === "string") : [];
+      const question = { id: text("id"), question: text("question"), options };
+      this.enqueue(chat, (signal) => transport.askQuestion!(chat.id, question, signal));
+    }
   }
 
   private failed(chat: Chat, error: unknown): void {
@@ -183,15 +205,20 @@ export class ChatRelay {
   }
 
   private send(chat: Chat, text: string): void {
+    const transport = this.opts.transport;
+    this.enqueue(chat, (signal) => transport.send(chat.id, text, signal));
+  }
+
+  /** Queues something to send to the chat, after what is queued already (bounded by MAX_QUEUED_SENDS_PER_CHAT). */
+  private enqueue(chat: Chat, work: (signal: AbortSignal) => Promise<void>): void {
     if (this.closed) return;
     if (chat.queued >= MAX_QUEUED_SENDS_PER_CHAT) {
       this.host.logger.warn(`${this.opts.label}: chat ${chat.id} has ${chat.queued} texts waiting to be sent; one was dropped`);
       return;
     }
     chat.queued++;
-    const transport = this.opts.transport;
     chat.sending = chat.sending
-      .then(() => transport.send(chat.id, text, this.sends.signal))
+      .then(() => work(this.sends.signal))
       .catch((error: unknown) => this.host.logger.error(`${this.opts.label}: sending to chat ${chat.id} failed: ${messageOf(error)}`))
       .finally(() => {
         chat.queued--;

@@ -8,7 +8,9 @@ import { waitFor } from "./wait.js";
  * with an offset: updates below it are confirmed and gone), `sendMessage`
  * (HTML checked as Telegram does: known tags, properly nested, only its
  * entities; at most 4096 characters once parsed), `sendChatAction`,
- * `editMessageText`. A wrong token gets 401. Tests push users' messages
+ * `editMessageText` (the message's text and buttons change), callback
+ * queries (`press`: a user presses an inline button) and
+ * `answerCallbackQuery`. A wrong token gets 401. Tests push users' messages
  * and script failures, and read what the bot did, call by call.
  */
 
@@ -34,8 +36,13 @@ export interface SentMessage {
   /** The text as sent (HTML when parse_mode is HTML). */
   raw: string;
   parseMode: string | undefined;
-  /** What the user reads: tags removed, entities decoded. */
+  /** What the user reads: tags removed, entities decoded (after the last edit). */
   text: string;
+  messageId: number;
+  // biome-ignore lint/suspicious/noExplicitAny: wire JSON
+  replyMarkup: any;
+  /** How many times the bot edited it. */
+  edits: number;
 }
 
 interface Reply {
@@ -92,6 +99,23 @@ export class FakeBotApi {
         from: { is_bot: false, first_name: from.first_name ?? "User", ...from },
         chat: { type: chat.type ?? (chat.id < 0 ? "supergroup" : "private"), ...chat },
         text,
+      },
+    });
+    for (const wake of [...this.waiters]) wake();
+    return update_id;
+  }
+
+  /** A user presses an inline button of a message the bot sent (a callback query). Returns the update id. */
+  press(data: string, from: TelegramUser, message: SentMessage): number {
+    const update_id = this.nextUpdate++;
+    this.updates.push({
+      update_id,
+      callback_query: {
+        id: `cq${update_id}`,
+        from: { is_bot: false, first_name: from.first_name ?? "User", ...from },
+        chat_instance: "ci",
+        data,
+        message: { message_id: message.messageId, date: 1_700_000_000, chat: { id: Number(message.chatId), type: "private" }, text: message.text },
       },
     });
     for (const wake of [...this.waiters]) wake();
@@ -163,8 +187,21 @@ export class FakeBotApi {
         return this.getUpdates(payload, call, res);
       case "sendMessage":
         return this.sendMessage(payload, res);
-      case "editMessageText":
+      case "answerCallbackQuery":
+        return ok(res, true);
+      case "editMessageText": {
+        const edited = this.sent.find((m) => m.chatId === String(payload.chat_id) && m.messageId === Number(payload.message_id));
+        if (edited) {
+          const parsed = payload.parse_mode === "HTML" ? parseHtml(String(payload.text)) : { text: String(payload.text) };
+          if ("error" in parsed)
+            return send(res, { status: 400, body: { ok: false, error_code: 400, description: `Bad Request: can't parse entities: ${parsed.error}` } });
+          edited.raw = String(payload.text);
+          edited.text = parsed.text;
+          edited.replyMarkup = payload.reply_markup;
+          edited.edits++;
+        }
         return ok(res, { message_id: payload.message_id, date: 1_700_000_000, chat: { id: Number(payload.chat_id), type: "private" }, text: payload.text });
+      }
       default:
         return send(res, { status: 404, body: { ok: false, error_code: 404, description: "Not Found: method not found" } });
     }
@@ -204,8 +241,9 @@ export class FakeBotApi {
     if (text.trim() === "") return send(res, { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message text is empty" } });
     if (text.length > 4096) return send(res, { status: 400, body: { ok: false, error_code: 400, description: "Bad Request: message is too long" } });
     const chatId = String(payload.chat_id);
-    this.sent.push({ chatId, raw, parseMode: payload.parse_mode, text });
-    ok(res, { message_id: this.nextMessage++, date: 1_700_000_000, chat: { id: Number(chatId), type: "private" }, text });
+    const messageId = this.nextMessage++;
+    this.sent.push({ chatId, raw, parseMode: payload.parse_mode, text, messageId, replyMarkup: payload.reply_markup, edits: 0 });
+    ok(res, { message_id: messageId, date: 1_700_000_000, chat: { id: Number(chatId), type: "private" }, text });
   }
 }
 

@@ -6,6 +6,8 @@ import { type TelegramApi, telegramApi } from "./api.js";
 import { incomingOf, isStart } from "./incoming.js";
 import { Poller } from "./polling.js";
 import { TelegramSender } from "./send.js";
+import { TelegramAsks } from "./asks.js";
+import type { FeatureHost } from "../../port/feature.js";
 
 /** What the channel knows before its bot runs: its name and label, its config path, its agent and who may write. */
 export interface BotSetting {
@@ -27,7 +29,11 @@ export class TelegramBot {
   private readonly relay: ChatRelay;
   private readonly poller: Poller;
 
-  constructor(host: ChannelHost, setting: BotSetting) {
+  private readonly asks: TelegramAsks;
+  /** Aborts answers to button presses still under way when the bot stops. */
+  private readonly presses = new AbortController();
+
+  constructor(host: ChannelHost & Pick<FeatureHost, "approvals">, setting: BotSetting) {
     const { entry, name, label, path, agent, allowed } = setting;
     this.client = telegramApi({
       token: entry.token,
@@ -35,7 +41,26 @@ export class TelegramBot {
       timer: host.timer,
       onRetry: (retry) => host.logger.warn(`${label}: ${retry.method} failed (${retry.why}); trying again in ${retry.waitMs / 1000} s`),
     });
-    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport: new TelegramSender(this.client, host.logger, label), label });
+    const sender = new TelegramSender(this.client, host.logger, label);
+    const asks = new TelegramAsks({
+      client: this.client,
+      approvals: host.approvals,
+      logger: host.logger,
+      label,
+      path,
+      channel: name,
+      agentId: agent.id,
+      allowed,
+    });
+    this.asks = asks;
+    const transport = {
+      send: sender.send.bind(sender),
+      working: sender.working.bind(sender),
+      askApproval: asks.askApproval.bind(asks),
+      approvalResolved: asks.approvalResolved.bind(asks),
+      askQuestion: asks.askQuestion.bind(asks),
+    };
+    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport, label });
     this.relay = relay;
     this.poller = new Poller({
       client: this.client,
@@ -44,6 +69,10 @@ export class TelegramBot {
       label,
       tokenPath: `${path}.token`,
       onUpdate: (update, me) => {
+        if (update.callback_query) {
+          void this.asks.pressed(update.callback_query, this.presses.signal);
+          return;
+        }
         const incoming = incomingOf(update, me.username);
         if (!incoming) return;
         if (!allowed.allows(incoming.sender)) {
@@ -62,6 +91,7 @@ export class TelegramBot {
 
   async stop(): Promise<void> {
     this.relay.stop();
+    this.presses.abort();
     await this.poller.stop();
   }
 

@@ -24,7 +24,7 @@ export const telegramChannel: ChannelType = {
     const label = `telegram channel "${name}"`;
     return defineFeature({
       name: label,
-      needs: [...CHANNEL_CAPABILITIES, "agent", "defaultAgentId"],
+      needs: [...CHANNEL_CAPABILITIES, "agent", "defaultAgentId", "approvals"],
       setup(host) {
         const agent = host.agent(entry.agent ?? host.defaultAgentId);
         const allowed = new AllowList(entry.allow_from);

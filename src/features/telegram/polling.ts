@@ -90,7 +90,7 @@ export class Poller {
         if (!this.me) this.ready((this.me = await client.api.getMe(grammy)));
         // A webhook, while set, keeps getUpdates from working.
         if (!webhookDeleted) webhookDeleted = await client.api.deleteWebhook({}, grammy);
-        const updates = await client.api.getUpdates({ offset: this.offset, timeout: POLL_TIMEOUT_S, allowed_updates: ["message"] }, grammy);
+        const updates = await client.api.getUpdates({ offset: this.offset, timeout: POLL_TIMEOUT_S, allowed_updates: ["message", "callback_query"] }, grammy);
         this.confirmed = this.offset;
         failures = 0;
         for (const update of updates) {
