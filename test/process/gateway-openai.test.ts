@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
-import { FILE_TOOLS_OFF, harness, openaiConfig } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, harness, openaiConfig } from "../support/project.js";
 import { testTools } from "../support/tools.js";
 
 const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } };
@@ -21,7 +21,7 @@ describe("a turn against an OpenAI-compatible server", () => {
       ]),
       textCompletion("All done."),
     );
-    const h = harness({ config: { ...openaiConfig(server.url), tools: { ...NO_SUBAGENTS, ...FILE_TOOLS_OFF } }, tools: testTools });
+    const h = harness({ config: { ...openaiConfig(server.url), tools: { ...NO_SUBAGENTS, ...DEFAULT_TOOLS_OFF } }, tools: testTools });
     const { status, json } = await h.chat({ message: "do it", session: "wire" });
     expect(status).toBe(200);
     expect(json.reply).toBe("All done.");

@@ -5,7 +5,7 @@ import { runCli } from "../../src/cli.js";
 import { loadConfig } from "../../src/house.js";
 import { ConfigError } from "../../src/errors.js";
 import type { RecordedRequest } from "../support/fake-openai.js";
-import { FILE_TOOLS_OFF, type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, tempDir, writeProject } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, type Harness, jsonOf, openaiConfig, pluggedHarness, recordingLogger, tempDir, writeProject } from "../support/project.js";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -25,7 +25,7 @@ function gateway(tools: Record<string, unknown> = {}, env: Record<string, string
     env,
     config: {
       ...openaiConfig(model.server.url),
-      tools: { plugins: [example("notes.js"), example("clock.js"), fixture("misbehaving.js")], ...FILE_TOOLS_OFF, ...tools },
+      tools: { plugins: [example("notes.js"), example("clock.js"), fixture("misbehaving.js")], ...DEFAULT_TOOLS_OFF, ...tools },
     },
   });
 }

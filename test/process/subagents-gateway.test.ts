@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool } from "../../src/tools/tool.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import type { Timer } from "../../src/signals.js";
-import { FILE_TOOLS_OFF, type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
 import { call, openGate, useScriptedModel } from "../support/scripted-openai.js";
 import { sseReader } from "../support/sse.js";
 import { ManualTimers } from "../support/timers.js";
@@ -27,7 +27,7 @@ function gateway(extra: Config = {}, timer?: Timer): Harness {
     config: {
       ...base,
       agents: { defaults: { ...base.agents.defaults, subturn: extra.subturn ?? {} } },
-      tools: { todo: { enabled: true }, ...FILE_TOOLS_OFF, ...extra.tools },
+      tools: { todo: { enabled: true }, ...DEFAULT_TOOLS_OFF, ...extra.tools },
     },
   });
 }
@@ -191,7 +191,7 @@ describe("delegate and spawn with agent_id", () => {
   it("delegate is offered only to agents whose allow_agents lists someone; spawn then has no agent_id", async () => {
     const h = harness({
       agents: { main: "---\nname: Main\n---\nAlone.", lead: "---\nallow_agents: [main]\n---\nLeads." },
-      config: { ...openaiConfig(model.server.url), tools: FILE_TOOLS_OFF },
+      config: { ...openaiConfig(model.server.url), tools: DEFAULT_TOOLS_OFF },
     });
     const agents = await jsonOf(await h.request("/v1/agents"));
     expect(agents.agents.map((a: { id: string; tools: string[] }) => [a.id, a.tools])).toEqual([

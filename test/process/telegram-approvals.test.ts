@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { FakeBotApi, type SentMessage } from "../support/fake-telegram.js";
-import { FILE_TOOLS_OFF, harness, jsonOf } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, harness, jsonOf } from "../support/project.js";
 import { eventually } from "../support/wait.js";
 
 const TOKEN = "123456:TEST-secret_token-abcdefghij";
@@ -36,7 +36,7 @@ async function telegramGateway(runs: string[]) {
     tools: [touch],
     env: { TELEGRAM_BOT_TOKEN: TOKEN },
     config: {
-      tools: { ...FILE_TOOLS_OFF, touch: { approval: "ask" } },
+      tools: { ...DEFAULT_TOOLS_OFF, ask_user: { enabled: true }, touch: { approval: "ask" } },
       channel_list: [{ type: "telegram", token: "${TELEGRAM_BOT_TOKEN}", allow_from: [ALICE.id], api_root: api.url }],
     },
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvents } from "../../src/port/events.js";
 import type { RecordedRequest } from "../support/fake-openai.js";
-import { FILE_TOOLS_OFF, type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, type Harness, harness, jsonOf, openaiConfig } from "../support/project.js";
 import { call, useScriptedModel } from "../support/scripted-openai.js";
 
 const model = useScriptedModel();
@@ -12,7 +12,7 @@ const AGENTS = {
 };
 
 function gateway(todo: Record<string, unknown> = { enabled: true, style: "phases" }): Harness {
-  return harness({ agents: AGENTS, config: { ...openaiConfig(model.server.url), tools: { todo, ...FILE_TOOLS_OFF } } });
+  return harness({ agents: AGENTS, config: { ...openaiConfig(model.server.url), tools: { todo, ...DEFAULT_TOOLS_OFF } } });
 }
 
 type Message = { role: string; content: string };

@@ -165,8 +165,10 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   };
 }
 
-/** The file tools and web_fetch switched off: for tests whose subject is another tool list (they are on by default). */
-export const FILE_TOOLS_OFF = {
+/** The tools that are on by default (file tools, web_fetch, exec, ask_user) switched off: for tests whose subject is another tool list. */
+export const DEFAULT_TOOLS_OFF = {
+  exec: { enabled: false },
+  ask_user: { enabled: false },
   read_file: { enabled: false },
   write_file: { enabled: false },
   edit_file: { enabled: false },

@@ -10,7 +10,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
-import { FILE_TOOLS_OFF, type Harness, harness, jsonOf } from "../support/project.js";
+import { DEFAULT_TOOLS_OFF, type Harness, harness, jsonOf } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 import { ManualTimers } from "../support/timers.js";
 import { waitFor, within } from "../support/wait.js";
@@ -33,7 +33,7 @@ const SESSION = "agent:main:http:default";
 
 /** A gateway whose `touch` tool asks first; `tools` adds to its tools section. */
 function gateway(runs: string[], tools: Record<string, unknown> = {}, timers = new ManualTimers()): Harness {
-  return harness({ tools: [touchTool(runs)], timer: timers.timer, config: { tools: { ...FILE_TOOLS_OFF, touch: { approval: "ask" }, ...tools } } });
+  return harness({ tools: [touchTool(runs)], timer: timers.timer, config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" }, ...tools } } });
 }
 
 async function pending(h: Harness, key = SESSION): Promise<{ approvals: any[]; questions: any[] }> {
@@ -242,7 +242,7 @@ describe("the approval policy", () => {
     const runs: string[] = [];
     const h = harness({
       tools: [touchTool(runs)],
-      config: { tools: { ...FILE_TOOLS_OFF, touch: { approval: "deny" } } },
+      config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "deny" } } },
       agents: {
         main: "---\nname: Main\n---\nmain",
         trusted: "---\nname: Trusted\napproval:\n  touch: allow\n---\ntrusted",
@@ -276,7 +276,7 @@ describe("the approval policy", () => {
 
 describe("ask_user", () => {
   it("pauses the turn until the user's next message, which answers it and is no turn of its own", async () => {
-    const h = harness({ config: { tools: FILE_TOOLS_OFF } });
+    const h = harness({ config: { tools: { ...DEFAULT_TOOLS_OFF, ask_user: { enabled: true } } } });
     const events = sseReader(await h.request(`/v1/sessions/${SESSION}/events`));
     const asking = h.chat({ message: `CALL ask_user ${JSON.stringify({ question: "Which colour?", options: ["red", "blue"] })}` });
     const asked = (await events.until("question.asked")).at(-1)!;
@@ -295,7 +295,7 @@ describe("ask_user", () => {
 
   it("says so when nobody answers within the approval timeout", async () => {
     const timers = new ManualTimers();
-    const h = harness({ config: { tools: FILE_TOOLS_OFF }, timer: timers.timer });
+    const h = harness({ config: { tools: { ...DEFAULT_TOOLS_OFF, ask_user: { enabled: true } } }, timer: timers.timer });
     const asking = h.chat({ message: `CALL ask_user ${JSON.stringify({ question: "Still there?" })}` });
     await waitFor("the question", async () => (await pending(h)).questions.length === 1);
     timers.fireAll(300_000);

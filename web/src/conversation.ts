@@ -1,4 +1,5 @@
 import { type Api, ApiError, errorOf, readEvents } from "./api.js";
+import type { ApprovalNotice, AskCards, QuestionNotice } from "./asks.js";
 import { Echoes } from "./echoes.js";
 import { type PlanPanel, type PlanPhase, phasesOfTodos } from "./plan.js";
 import { type SessionKey, keyPath } from "./session-key.js";
@@ -15,6 +16,8 @@ export interface ConversationParts {
   transcript: Transcript;
   plan: PlanPanel;
   subagents: SubagentList;
+  /** What waits for the person: approval requests and ask_user questions. */
+  asks: AskCards;
   /** The status line: what the session is doing, whether its stream is live. */
   status(text: string): void;
   /** A message of the page's own is under way (the composer waits; Stop shows). */
@@ -68,19 +71,23 @@ export class Conversation {
   async open(session: SessionKey): Promise<void> {
     this.close();
     this.session = session;
-    const { transcript, plan, subagents, api } = this.parts;
+    const { transcript, plan, subagents, api, asks } = this.parts;
     transcript.clear();
     transcript.agent = session.agent;
     plan.clear();
     subagents.clear();
+    asks.clear();
     this.echoes.reset();
     const watching = new AbortController();
     this.watching = watching;
-    const [history] = await Promise.all([
+    const [history, waiting] = await Promise.all([
       api.json<{ messages: HistoryMessage[]; total: number }>(`v1/sessions/${keyPath(session.key)}/history?limit=${HISTORY_LIMIT}`),
+      api.json<{ approvals: ApprovalNotice[]; questions: QuestionNotice[] }>(`v1/sessions/${keyPath(session.key)}/approvals`),
       this.loadPlan(),
     ]);
     if (watching.signal.aborted) return;
+    for (const approval of waiting.approvals) asks.requested(approval);
+    for (const question of waiting.questions) asks.asked(question);
     if (history.total > history.messages.length) transcript.note(`${history.total - history.messages.length} earlier messages are not shown.`);
     transcript.history(history.messages, session.agent);
     void this.watch(session, watching.signal);
@@ -136,6 +143,33 @@ export class Conversation {
     this.parts.turnEnded();
   }
 
+  /** The person's decision on an approval request (the history records it as the page's). */
+  async decide(id: string, decision: "allow" | "deny" | "allow_session"): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    const res = await this.parts.api.fetch(`v1/sessions/${keyPath(session.key)}/approvals/${encodeURIComponent(id)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-picoclaw-client": "page" },
+      body: JSON.stringify({ decision }),
+    });
+    if (!res.ok && this.session === session) {
+      const error = await errorOf(res);
+      this.parts.transcript.note(error.message);
+    }
+  }
+
+  /** The answer to an ask_user question: the session's next message, which the waiting turn takes (it starts no turn of its own). */
+  async answer(text: string): Promise<void> {
+    const session = this.session;
+    if (!session || text.trim() === "") return;
+    this.parts.transcript.user(text);
+    const res = await this.parts.api.post("v1/chat", { message: text, session: session.chatId, agent: session.agent });
+    if (!res.ok && this.session === session) {
+      const error = await errorOf(res);
+      this.parts.transcript.error(error.code, error.message);
+    }
+  }
+
   /**
    * A command whose reply is the page's to use, not the transcript's (the
    * plan editor's `/todo`, `/stop`): its reply is expected on the event
@@ -180,6 +214,7 @@ export class Conversation {
       transcript.clear();
       plan.clear();
       subagents.clear();
+      this.parts.asks.clear();
       this.parts.status(answer.reply.split("\n")[0] ?? "Cleared.");
       return;
     }
@@ -214,9 +249,13 @@ export class Conversation {
     }
   }
 
-  /** A notice of the session, from either stream: the plan, subagents. */
+  /** A notice of the session, from either stream: the plan, subagents, what waits for the person. */
   private onNotice(event: string, data: Record<string, unknown>): void {
-    if (event === "plan.updated") {
+    const { asks } = this.parts;
+    if (event === "approval.requested") asks.requested(data as unknown as ApprovalNotice);
+    else if (event === "question.asked") asks.asked(data as unknown as QuestionNotice);
+    else if (event === "approval.resolved" || event === "question.answered") asks.resolved(String(data.id));
+    else if (event === "plan.updated") {
       if (data.session_key === this.session?.key) this.parts.plan.render(data.plan as PlanPhase[]);
     } else if (event === "subagent.start") this.parts.subagents.start(data as unknown as SubagentNotice);
     else if (event === "subagent.end") this.parts.subagents.end(data as unknown as SubagentNotice);

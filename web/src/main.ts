@@ -1,4 +1,5 @@
 import { Api, ApiError } from "./api.js";
+import { AskCards } from "./asks.js";
 import { Conversation } from "./conversation.js";
 import { byId } from "./dom.js";
 import { PlanPanel } from "./plan.js";
@@ -44,16 +45,32 @@ const subagentStop = byId("subagents-stop", HTMLButtonElement);
 const subagents = new SubagentList(byId("subagent-list", HTMLUListElement), byId("subagents-empty", HTMLParagraphElement), subagentStop);
 const sessions = new SessionList(api, byId("session-list", HTMLUListElement), byId("sessions-note", HTMLParagraphElement), (key) => void openSession(key));
 
+/** Whether the page's own message runs, and whether a question waits for its answer (the composer then takes it). */
+const composer = { busy: false, question: false };
+const updateComposer = () => {
+  send.disabled = composer.busy && !composer.question;
+  stop.hidden = !composer.busy;
+  document.body.classList.toggle("busy", composer.busy);
+};
+const asks = new AskCards(byId("asks", HTMLElement), {
+  decide: (id, decision) => conversation.decide(id, decision),
+  answer: (text) => void conversation.answer(text),
+  questionWaiting: (waiting) => {
+    composer.question = waiting;
+    updateComposer();
+  },
+});
+
 conversation = new Conversation({
   api,
   transcript,
   plan,
   subagents,
+  asks,
   status: (text) => (statusLine.textContent = text),
   busy: (busy) => {
-    send.disabled = busy;
-    stop.hidden = !busy;
-    document.body.classList.toggle("busy", busy);
+    composer.busy = busy;
+    updateComposer();
   },
   turnEnded: () => void sessions.load().catch(() => {}),
 });
@@ -96,7 +113,14 @@ function sessionOf(agent: string): string {
 
 function submit(): void {
   const text = message.value;
-  if (text.trim() === "" || conversation.isSending || message.disabled) return;
+  if (text.trim() === "" || message.disabled) return;
+  // While a question waits, what the person writes is its answer (the turn that asked is still running).
+  if (asks.questionWaiting) {
+    message.value = "";
+    void conversation.answer(text);
+    return;
+  }
+  if (conversation.isSending) return;
   message.value = "";
   void conversation.send(text);
 }
