@@ -170,9 +170,12 @@ export class ToolSet {
       }
       args = parsed.data;
     }
+    const { agentId, sessionKey, turnId } = ctx;
+    // What the tool would refuse anyway is refused before anyone is asked.
+    const refused = tool.precheck?.(args, { agentId, sessionKey });
+    if (refused) return refused;
     // A person decides before the call runs (its time limit starts after); a denied call ran nothing.
     if (this.asks.has(tool.name)) {
-      const { agentId, sessionKey, turnId } = ctx;
       const verdict = ctx.gate
         ? await ctx.gate.ask({ agentId, sessionKey, turnId, callId: call.id, tool: tool.name, arguments: args }, ctx.signal)
         : {
@@ -200,7 +203,7 @@ export class ToolSet {
       }
     });
     try {
-      const { agentId, sessionKey, turnId, observer } = ctx;
+      const { observer } = ctx;
       // Details published after the call is over (an abandoned tool carrying on) are dropped.
       const publish = (details: unknown) => {
         if (!signal.aborted) observer?.published(tool.name, call.id, details);

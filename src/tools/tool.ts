@@ -93,6 +93,14 @@ export interface Tool<Args = unknown, Output extends ToolOutput = ToolOutput> {
   readonly defaultApproval?: Approval;
   /** Offered only in a user's own session, never to a subagent (spawn: a child's one turn could not take its result). */
   readonly notInSubagents?: boolean;
+  /**
+   * A refusal known before the call runs (a guard that would refuse it
+   * anyway): checked after the arguments and before a person is asked to
+   * approve the call, so nobody is asked about a call that cannot run. An
+   * error result refuses it; undefined lets it go on. `execute` must still
+   * check for itself: things may change while a person decides.
+   */
+  precheck?(args: Args, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
   execute(args: Args, ctx: ToolContext): Promise<Output> | Output;
 }
 
@@ -116,11 +124,16 @@ interface ToolFields {
  * comes from annotating `ctx`: `execute: (args, ctx: ToolContext<string[]>) => ...`.
  */
 export function defineTool<S extends z.ZodType, State = unknown, Output extends ToolOutput = ToolOutput>(
-  tool: ToolFields & { parameters: S; execute(args: z.output<S>, ctx: ToolContext<State>): Promise<Output> | Output },
+  tool: ToolFields & {
+    parameters: S;
+    precheck?(args: z.output<S>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
+    execute(args: z.output<S>, ctx: ToolContext<State>): Promise<Output> | Output;
+  },
 ): Tool<z.output<S>, Output>;
 export function defineTool<State = unknown, Output extends ToolOutput = ToolOutput>(
   tool: ToolFields & {
     parameters: JsonSchemaObject;
+    precheck?(args: Record<string, unknown>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
     execute(args: Record<string, unknown>, ctx: ToolContext<State>): Promise<Output> | Output;
   },
 ): Tool<Record<string, unknown>, Output>;

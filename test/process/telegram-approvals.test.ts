@@ -115,6 +115,21 @@ describe("approvals in a Telegram chat", () => {
   });
 });
 
+describe("exec from a Telegram chat", () => {
+  it("is refused without asking while tools.exec.allow_remote is false: nobody is shown buttons for a call that cannot run", async () => {
+    const api = await FakeBotApi.start(TOKEN);
+    onTestFinished(() => api.close());
+    const h = harness({
+      env: { TELEGRAM_BOT_TOKEN: TOKEN },
+      config: { channel_list: [{ type: "telegram", token: "${TELEGRAM_BOT_TOKEN}", allow_from: [ALICE.id], api_root: api.url }] },
+    });
+    expect(await h.runtime.start()).toEqual([]);
+    api.message(`CALL exec ${JSON.stringify({ action: "run", command: "echo hi" })}`, ALICE);
+    await eventually(() => expect(api.textsIn(ALICE.id).some((t) => t.includes("exec is restricted to internal channels"))).toBe(true));
+    expect(api.sent.filter((m) => m.replyMarkup?.inline_keyboard)).toEqual([]);
+  });
+});
+
 describe("ask_user in a Telegram chat", () => {
   it("sends the question with its options as a reply keyboard; the next message answers it", async () => {
     const { api } = await telegramGateway([]);

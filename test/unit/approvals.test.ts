@@ -274,6 +274,21 @@ describe("the approval policy", () => {
   });
 });
 
+describe("asking only about calls that could run", () => {
+  it("a command exec's guard refuses, and a call with bad arguments, are refused without asking anyone", async () => {
+    const h = harness({});
+    const events: string[] = [];
+    h.runtime.on("approval.requested", (e) => events.push(e.tool));
+    const { json } = await within(
+      "a turn that asks nobody",
+      h.chat({ message: [`CALL exec ${JSON.stringify({ action: "run", command: "r'm' -rf /" })}`, `CALL exec ${JSON.stringify({ command: 42 })}`].join("\n") }),
+    );
+    expect(json.reply).toMatch(/1\. exec \(error\): Command blocked by safety guard \(dangerous pattern detected/);
+    expect(json.reply).toMatch(/2\. exec \(error\): invalid arguments for tool "exec"/);
+    expect(events).toEqual([]);
+  });
+});
+
 describe("ask_user", () => {
   it("pauses the turn until the user's next message, which answers it and is no turn of its own", async () => {
     const h = harness({ config: { tools: { ...DEFAULT_TOOLS_OFF, ask_user: { enabled: true } } } });

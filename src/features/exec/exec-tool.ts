@@ -53,6 +53,32 @@ const truthy = (value: string | boolean | undefined) => value === true || value 
 
 export function execTool(deps: ExecDeps): Tool {
   const { config } = deps;
+  /** What the guard says of a call before any file is looked at: its refusal, or the command line as judged. */
+  const refusalOf = (
+    args: z.output<typeof parameters>,
+    sessionKey: string,
+  ): { refusal: ToolResult; command?: undefined; judged?: undefined } | { refusal?: undefined; command: string; judged: ReturnType<typeof judgeCommand> } => {
+    if (args.action !== "run") {
+      return {
+        refusal: toolResult.error(
+          `action "${args.action}" is not available: this gateway runs commands in the foreground only (action "run"), so there are no background sessions to list, poll, read, write, kill or send keys to`,
+        ),
+      };
+    }
+    const command = args.command?.trim();
+    if (!command) return { refusal: toolResult.error("command is required") };
+    if (!config.allow_remote && deps.isChatSession(sessionKey)) {
+      return {
+        refusal: toolResult.error("exec is restricted to internal channels: this conversation came from a chat channel, and tools.exec.allow_remote is false"),
+      };
+    }
+    if (truthy(args.background) || truthy(args.pty)) {
+      return { refusal: toolResult.error("background and pty are not available: this gateway runs commands in the foreground only; run it without them") };
+    }
+    const judged = judgeCommand(command, deps.rules);
+    if (judged.refusal) return { refusal: toolResult.error(judged.refusal) };
+    return { command, judged };
+  };
   return defineTool({
     name: "exec",
     description: `Execute a shell command (sh -c) in the workspace and return its output (stdout, then stderr). Commands run in the foreground with stdin closed and are killed after ${config.timeout_seconds > 0 ? `${config.timeout_seconds} seconds` : "the turn's time"}; long output keeps its start and end. Dangerous commands are refused by a safety guard.`,
@@ -62,22 +88,12 @@ export function execTool(deps: ExecDeps): Tool {
     defaultApproval: "ask",
     // Its own limit (timeout_seconds), which kills the process group; the turn's end stops it too.
     timeoutMs: 0,
+    // The guard's refusals that need no file system come before a person is asked (and again before it runs).
+    precheck: (args, ctx) => refusalOf(args, ctx.sessionKey).refusal,
     execute: async (args, ctx) => {
-      if (args.action !== "run") {
-        return toolResult.error(
-          `action "${args.action}" is not available: this gateway runs commands in the foreground only (action "run"), so there are no background sessions to list, poll, read, write, kill or send keys to`,
-        );
-      }
-      const command = args.command?.trim();
-      if (!command) return toolResult.error("command is required");
-      if (!config.allow_remote && deps.isChatSession(ctx.sessionKey)) {
-        return toolResult.error("exec is restricted to internal channels: this conversation came from a chat channel, and tools.exec.allow_remote is false");
-      }
-      if (truthy(args.background) || truthy(args.pty)) {
-        return toolResult.error("background and pty are not available: this gateway runs commands in the foreground only; run it without them");
-      }
-      const judged = judgeCommand(command, deps.rules);
-      if (judged.refusal) return toolResult.error(judged.refusal);
+      const checked = refusalOf(args, ctx.sessionKey);
+      if (checked.refusal) return checked.refusal;
+      const { command, judged } = checked;
       let folder: Awaited<ReturnType<Workspace["openFolder"]>>;
       let workspace: Workspace;
       try {

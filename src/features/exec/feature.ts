@@ -9,8 +9,8 @@ import { findBwrap } from "./sandbox.js";
  * `exec` (`tools.exec`): shell commands in the agent's workspace, behind
  * the safety guard, killed with their process group on time, their output
  * bounded, their environment scrubbed, turns from chat channels refused
- * unless `allow_remote`; under bubblewrap with `sandbox: "bwrap"`. Off by
- * default until approvals let a person say yes first.
+ * unless `allow_remote`; under bubblewrap with `sandbox: "bwrap"`. On by
+ * default, each call under approval "ask": a person says yes first.
  */
 export const execFeature = defineFeature({
   name: "exec",
