@@ -15,7 +15,9 @@ import { fmt, percentile, report } from "./support.js";
  * process of its own (bench/procs/fake-model.mjs) calling `todo read` (the
  * baseline), `read_file` (a 4 KiB file of the workspace), `write_file`
  * (4 KiB, overwriting), `exec` of `true`, and `exec` of `true` under
- * bubblewrap (when bwrap is installed). Turns interleaved, each in a fresh
+ * bubblewrap (when bwrap is installed), and `exec` under approval "ask"
+ * with an API client that allows each request as soon as it is listed
+ * (what asking costs besides a person's wait). Turns interleaved, each in a fresh
  * session. The difference of the p50s is the tool's cost; for exec, the
  * process it starts is measured on its own in the same run (`sh -c true`,
  * and bwrap around it, spawned from this process to their exit), and what
@@ -43,7 +45,8 @@ async function gatewayCalling(name: string, tool: string, args: unknown, exec: R
   const folder = gatewayProject(`files-${name}`, {
     agents: { defaults: { model_name: "fake" } },
     model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    tools: { todo: { enabled: true }, exec: { enabled: true, ...exec } },
+    // approval "allow" unless the variant says otherwise: the tool's cost, not a person's wait.
+    tools: { todo: { enabled: true }, exec: { enabled: true, approval: "allow", ...exec } },
   });
   let gateway: (Proc & { url: string }) | undefined;
   try {
@@ -64,7 +67,22 @@ async function gatewayCalling(name: string, tool: string, args: unknown, exec: R
   return {
     client,
     pid: started.child.pid!,
-    turn: () => client.chat("go", `${name}${++session}`),
+    turn: async () => {
+      const id = `${name}${++session}`;
+      if (exec.approval !== "ask") return client.chat("go", id);
+      // An API client that allows each request as soon as it is listed (polled): the price of asking, without a person's wait.
+      const answered = client.chat("go", id);
+      const key = `/v1/sessions/agent:main:http:${id}/approvals`;
+      for (;;) {
+        const listed = JSON.parse((await client.call("GET", key)).body) as { approvals: { id: string }[] };
+        if (listed.approvals.length > 0) {
+          await client.call("POST", `${key}/${listed.approvals[0]!.id}`, { decision: "allow" });
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await answered;
+    },
     close: async () => {
       client.close();
       await started.stop();
@@ -99,6 +117,7 @@ export async function benchActingTools(): Promise<Record<string, number>> {
     read: await gatewayCalling("read", "read_file", { path: "page.txt" }),
     write: await gatewayCalling("write", "write_file", { path: "out.txt", content: "x".repeat(4096), overwrite: true }),
     exec: await gatewayCalling("exec", "exec", { action: "run", command: "true" }),
+    execAsk: await gatewayCalling("ask", "exec", { action: "run", command: "true" }, { approval: "ask" }),
     ...(bwrap ? { execBwrap: await gatewayCalling("bwrap", "exec", { action: "run", command: "true" }, { sandbox: "bwrap" }) } : {}),
   };
   const kinds = Object.keys(gateways);
@@ -129,6 +148,7 @@ export async function benchActingTools(): Promise<Record<string, number>> {
       execAdded: p50("exec") - base,
       shSpawnP50: shSpawn,
       execOwn: p50("exec") - base - shSpawn,
+      askAdded: p50("execAsk") - p50("exec"),
       execBwrapAdded: bwrap ? p50("execBwrap") - base : Number.NaN,
       bwrapSpawnP50: bwrapSpawn,
       execBwrapOwn: bwrap ? p50("execBwrap") - base - bwrapSpawn : Number.NaN,
@@ -145,6 +165,8 @@ export async function benchActingTools(): Promise<Record<string, number>> {
       row("exec", "exec `true` turn p50 (ms)"),
       ["  sh -c true spawned alone, p50 (ms)", fmt(shSpawn, 3)],
       ["  exec's own work (added − spawn) (ms)", `${fmt(result.execOwn, 3)} (target < 2)`],
+      row("execAsk", "exec `true` under approval ask, allowed by a polling API client, turn p50 (ms)"),
+      ["  asking (ask − allow): the request kept durably, listed, decided, recorded (ms)", fmt(result.askAdded, 3)],
       ...(bwrap
         ? [
             row("execBwrap", "exec `true` under bwrap turn p50 (ms)"),

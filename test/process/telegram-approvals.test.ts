@@ -73,7 +73,7 @@ describe("approvals in a Telegram chat", () => {
     expect(message.replyMarkup).toBeUndefined();
     expect(api.callsOf("answerCallbackQuery")[0]!.payload).toMatchObject({ text: "Allowed" });
     const records = (await h.runtime.historyOf(KEY)).filter((m) => m.role === "system" && m.record);
-    expect(records.map((m) => (m as { record: { by: string } }).record.by)).toEqual(["telegram:1001"]);
+    expect(records.map((m) => (m as unknown as { record: { by: string } }).record.by)).toEqual(["telegram:1001"]);
   });
 
   it("refuses a press by a user not in allow_from: nothing is decided, nothing runs; Deny by Alice then denies", async () => {

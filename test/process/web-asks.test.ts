@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PageRig, browserTests, startPageRig, viewOf } from "../support/browser.js";
+import { jsonOf } from "../support/project.js";
 import { call } from "../support/scripted-openai.js";
 import { eventually } from "../support/wait.js";
 
@@ -84,7 +85,7 @@ describe.skipIf(!run)("approvals and questions on the chat page in Chromium", ()
     await eventually(async () => expect(await cardsOf(page)).toEqual([]));
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.text).toMatch(/^done: /));
     await shot(page, "2-allowed");
-    const history = await (await fetch(`${rig.gateway.url}/v1/sessions/agent:main:http:allow/history`)).json();
+    const history = await jsonOf(await fetch(`${rig.gateway.url}/v1/sessions/agent:main:http:allow/history`));
     const records = history.messages.filter((m: { record?: unknown }) => m.record);
     expect(records.map((m: { record: { decision: string; by: string } }) => [m.record.decision, m.record.by])).toEqual([["allow", "page"]]);
     const tool = history.messages.find((m: { role: string }) => m.role === "tool");
@@ -108,7 +109,7 @@ describe.skipIf(!run)("approvals and questions on the chat page in Chromium", ()
     await eventually(async () => expect(await cardsOf(page)).toHaveLength(1));
     await page.reload();
     await eventually(async () => expect(await cardsOf(page)).toHaveLength(1));
-    const waiting = (await (await fetch(`${rig.gateway.url}/v1/sessions/agent:main:http:deny/approvals`)).json()).approvals;
+    const waiting = (await jsonOf(await fetch(`${rig.gateway.url}/v1/sessions/agent:main:http:deny/approvals`))).approvals;
     const res = await fetch(`${rig.gateway.url}/v1/sessions/agent:main:http:deny/approvals/${waiting[0].id}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
