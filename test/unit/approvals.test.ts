@@ -263,6 +263,29 @@ describe("the approval policy", () => {
     expect(h.warnings.join("\n")).toMatch(/frontmatter does not parse/);
   });
 
+  it("PICOCLAW_TOOLS_<NAME>_APPROVAL sets it from the environment, over the file", async () => {
+    const h = harness({ env: { PICOCLAW_TOOLS_EXEC_APPROVAL: "deny" }, config: { tools: { exec: { approval: "ask" } } } });
+    expect((await jsonOf(await h.request("/v1/agents"))).agents[0].tools).not.toContain("exec");
+    expect(() => harness({ env: { PICOCLAW_TOOLS_EXEC_APPROVAL: "later" } })).toThrow(/PICOCLAW_TOOLS_EXEC_APPROVAL|tools\.exec\.approval/);
+  });
+
+  it("a streamed chat answer carries approval.requested and approval.resolved among its events", async () => {
+    const runs: string[] = [];
+    const h = gateway(runs);
+    const res = await h.request("/v1/chat", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: touch("door"), stream: true }),
+    });
+    const stream = sseReader(res);
+    const requested = (await stream.until("approval.requested")).at(-1)!.data;
+    expect(requested).toMatchObject({ tool: "touch", session_key: SESSION });
+    await decide(h, requested.id, "allow");
+    const rest = await stream.until("turn.end");
+    expect(rest.map((e) => e.event)).toContain("approval.resolved");
+    expect(rest.at(-1)!.data.reply).toContain("touched door");
+  });
+
   it("exec is on by default, under ask", async () => {
     const h = harness({});
     expect((await jsonOf(await h.request("/v1/agents"))).agents[0].tools).toContain("exec");
