@@ -3,28 +3,10 @@
  * "ask" gets y/n/a, an ask_user question the next line. Here, because the
  * calls are real exec commands (a child process each).
  */
-import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli.js";
-import { recordingLogger, writeProject } from "../support/project.js";
+import { cliChat } from "../support/cli.js";
 
-async function chat(lines: string) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const prompts: string[] = [];
-  const code = await runCli({
-    argv: ["agent", "--session", "repl"],
-    env: {},
-    cwd: writeProject({ config: {} }),
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    prompt: (t) => prompts.push(t),
-    stdin: Readable.from([lines]),
-    terminal: false,
-    logger: recordingLogger(),
-  });
-  return { code, out, err, prompts };
-}
+const chat = cliChat;
 
 describe("picoclaw agent without -m: asking on the terminal", () => {
   const exec = (command: string) => `CALL exec ${JSON.stringify({ action: "run", command })}`;

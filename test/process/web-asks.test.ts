@@ -1,3 +1,4 @@
+// biome-ignore-all lint/performance/useDomNodeTextContent: the cards' text as rendered (what a person sees) is the point
 /**
  * What waits for the person, on the chat page in a real browser (Debian's
  * Chromium, headless), against the real gateway process on a scripted fake
@@ -17,7 +18,7 @@ import { eventually } from "../support/wait.js";
 
 const { run, chromium } = browserTests();
 
-/** The cards as drawn: kind, text, buttons, the time left. */
+/** The cards as drawn (the text as rendered, what a person sees): kind, text, buttons, the time left. */
 const cardsOf = (page: Page) =>
   page.evaluate(() => {
     const d = (

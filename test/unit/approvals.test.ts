@@ -7,6 +7,7 @@
  * can answer, ask is deny. ask_user takes the user's next message as its
  * answer. The built-in model scripts the calls; `touch` counts its runs.
  */
+// biome-ignore-all lint/suspicious/noExplicitAny: the routes' JSON, read as the tests check it
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
@@ -76,7 +77,13 @@ describe("a call under approval ask", () => {
     expect(status).toBe(200);
     expect(runs).toEqual(["door"]);
     expect(json.reply).toContain("touched door");
-    expect((await events.until("approval.resolved")).at(-1)!.data).toEqual({ id: listed.id, decision: "allow", by: "api" });
+    expect((await events.until("approval.resolved")).at(-1)!.data).toMatchObject({
+      id: listed.id,
+      decision: "allow",
+      by: "api",
+      tool: "touch",
+      session_key: SESSION,
+    });
     expect((await pending(h)).approvals).toEqual([]);
     events.close();
   });
@@ -194,7 +201,7 @@ describe("a call under approval ask", () => {
     const { json } = await answer;
     expect(json.stopped).toBe(true);
     expect(runs).toEqual([]);
-    expect((await events.until("approval.resolved")).at(-1)!.data).toEqual({ id: approval.id, decision: "deny", by: "stop" });
+    expect((await events.until("approval.resolved")).at(-1)!.data).toMatchObject({ id: approval.id, decision: "deny", by: "stop" });
     await waitFor("the record", async () => (await records(h)).length === 1);
     expect((await records(h))[0].record).toMatchObject({ decision: "deny", by: "stop" });
     expect((await decide(h, approval.id, "allow")).status).toBe(409);

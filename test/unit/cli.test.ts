@@ -1,6 +1,6 @@
 import path from "node:path";
-import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { cliChat } from "../support/cli.js";
 import { runCli } from "../../src/cli.js";
 import { recordingLogger, writeProject } from "../support/project.js";
 
@@ -87,23 +87,7 @@ describe("picoclaw --version", () => {
   });
 });
 
-async function chat(lines: string, terminal = false, cwd = writeProject({ config: {} })) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const prompts: string[] = [];
-  const code = await runCli({
-    argv: ["agent", "--session", "repl"],
-    env: {},
-    cwd,
-    stdout: (t) => out.push(t),
-    stderr: (t) => err.push(t),
-    prompt: (t) => prompts.push(t),
-    stdin: Readable.from([lines]),
-    terminal,
-    logger: recordingLogger(),
-  });
-  return { code, out, err, prompts };
-}
+const chat = cliChat;
 
 describe("picoclaw agent without -m: a chat", () => {
   it("answers each line in one session until /exit, and slash commands work", async () => {

@@ -96,7 +96,7 @@ export class AskCards {
       h("p", { class: "ask-title", text: "The agent asks" }),
       h("p", { class: "ask-question", text: notice.question }),
       options,
-      h("p", { class: "hint", text: notice.options?.length ? "Pick one, or type your answer below." : "Type your answer below." }),
+      h("p", { class: "ask-hint", text: notice.options?.length ? "Pick one, or type your answer below." : "Type your answer below." }),
     );
     this.add(notice.id, card, Date.parse(notice.expires_at), "question");
   }

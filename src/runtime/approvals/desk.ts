@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { abortReason, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { ChatMessage } from "../../models/message.js";
-import type { EventBus } from "../../port/events.js";
+import type { EventBus, RuntimeEvents } from "../../port/events.js";
 import type { Clock } from "../../port/feature.js";
 import type { FeatureState } from "../../session/feature-state.js";
 import type { HistoryStore } from "../../session/history.js";
@@ -211,8 +211,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
           if (!granted) this.grants.set(sessionKey, (granted = new Set()));
           granted.add(approval.tool);
         }
-        this.parts.notify(sessionKey, "approval.resolved", { id: approval.id, decision, by });
-        this.parts.events.emit("approval.resolved", { agentId: approval.agentId, sessionKey, id: approval.id, tool: approval.tool, decision, by });
+        this.announce("approval.resolved", { agentId: approval.agentId, sessionKey, id: approval.id, tool: approval.tool, decision, by });
         const kept = this.record(approval, digest, decision, by, reason).finally(() => this.parts.state.delete(approval.id).catch(() => false));
         this.parts.track(kept);
         if (aborted) reject(abortReason(signal));
@@ -230,16 +229,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
       );
       signal.addEventListener("abort", onAbort, { once: true });
       this.waiting.set(approval.id, { approval, digest, settle: (decision, by, reason) => finish(decision, by, reason, false) });
-      this.parts.notify(sessionKey, "approval.requested", {
-        id: approval.id,
-        agent: approval.agentId,
-        tool: approval.tool,
-        arguments: shown,
-        session_key: sessionKey,
-        ...(request.sessionKey === sessionKey ? {} : { call_session_key: request.sessionKey }),
-        expires_at: new Date(approval.expiresAt).toISOString(),
-      });
-      this.parts.events.emit("approval.requested", {
+      this.announce("approval.requested", {
         agentId: approval.agentId,
         sessionKey,
         id: approval.id,
@@ -278,8 +268,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         cancelTimer();
         signal.removeEventListener("abort", onAbort);
         this.asking.delete(question.id);
-        this.parts.notify(sessionKey, "question.answered", { id: question.id, answered: outcome.answered, by });
-        this.parts.events.emit("question.answered", { agentId: question.agentId, sessionKey, id: question.id, answered: outcome.answered, by });
+        this.announce("question.answered", { agentId: question.agentId, sessionKey, id: question.id, answered: outcome.answered, by });
         if (aborted) reject(abortReason(signal));
         else resolve(outcome);
       };
@@ -289,15 +278,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
       );
       signal.addEventListener("abort", onAbort, { once: true });
       this.asking.set(question.id, { question, settle: (outcome, by) => finish(outcome, by, false) });
-      this.parts.notify(sessionKey, "question.asked", {
-        id: question.id,
-        agent: question.agentId,
-        question: question.question,
-        options: question.options,
-        session_key: sessionKey,
-        expires_at: new Date(question.expiresAt).toISOString(),
-      });
-      this.parts.events.emit("question.asked", {
+      this.announce("question.asked", {
         agentId: question.agentId,
         sessionKey,
         id: question.id,
@@ -305,6 +286,24 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         options: question.options,
         expiresAt: question.expiresAt,
       });
+    });
+  }
+
+  /**
+   * Tells the runtime's listeners (the log, the REPL) and the session's
+   * open streams, the latter in the wire's words: `agent`, `session_key`,
+   * `call_session_key` (only when it is another), `expires_at` (ISO 8601).
+   */
+  private announce<K extends "approval.requested" | "approval.resolved" | "question.asked" | "question.answered">(event: K, payload: RuntimeEvents[K]): void {
+    this.parts.events.emit(event, payload);
+    const { agentId, sessionKey, ...rest } = payload as RuntimeEvents[K] & { callSessionKey?: string; expiresAt?: number };
+    const { callSessionKey, expiresAt, ...fields } = rest;
+    this.parts.notify(sessionKey, event, {
+      ...fields,
+      agent: agentId,
+      session_key: sessionKey,
+      ...(callSessionKey === undefined || callSessionKey === sessionKey ? {} : { call_session_key: callSessionKey }),
+      ...(expiresAt === undefined ? {} : { expires_at: new Date(expiresAt).toISOString() }),
     });
   }
 
