@@ -205,7 +205,9 @@ export class Runtime {
       chatChannels: new Set(this.config.channel_list.map((entry) => entry.name ?? entry.type)),
       handleMessage: (input) => this.handleMessage(input),
     });
-    this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }));
+    this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }), [
+      APPROVALS_NAMESPACE,
+    ]);
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);

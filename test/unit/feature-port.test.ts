@@ -95,6 +95,11 @@ describe("the feature port", () => {
     expect(() => harness({ features: [clash] })).toThrow('tool "todo" from feature "clash" clashes with the tool of that name from the built-in tools');
   });
 
+  it("a feature may not take the name of the runtime's own durable state (approvals wait there)", () => {
+    const squatter: Feature = { name: "approvals", setup: () => ({}) };
+    expect(() => harness({ features: [squatter] })).toThrow(`a feature may not be named "approvals": the runtime's own durable state has that name`);
+  });
+
   it("a route under /v1 takes JSON behind the token only: a raw body or its own auth there stops the gateway being made, naming the route", () => {
     const routed = (route: object): Feature => ({
       name: "routed",

@@ -38,8 +38,14 @@ export class FeatureSet {
     config: unknown,
     tools: readonly AnyTool[],
     own: (feature: Feature) => Pick<FeatureHost, "state">,
+    /** Names the runtime's own durable state takes (`approvals`): no feature may have one. */
+    reserved: readonly string[] = [],
   ): void {
     const names = new Set<string>();
+    for (const feature of features) {
+      if (reserved.includes(feature.name))
+        throw new ConfigError([`a feature may not be named "${feature.name}": the runtime's own durable state has that name`]);
+    }
     for (const feature of features) {
       // A feature's name is its durable state's namespace too: two of one name would share it.
       if (names.has(feature.name)) throw new ConfigError([`two features are named "${feature.name}"; each feature needs a name of its own`]);
