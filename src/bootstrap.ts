@@ -1,4 +1,6 @@
 import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AgentDefinition } from "./agents/agent.js";
 import type { AgentCatalog } from "./agents/catalog.js";
 import { loadAgentCatalog, workspacePath } from "./agents/catalog.js";
@@ -11,8 +13,9 @@ import { type House, houseOf } from "./house.js";
 import { type Logger, redactingLogger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
-import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature, type Preloaded } from "./port/feature.js";
+import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature, type Locations, type Preloaded } from "./port/feature.js";
 import { Runtime } from "./runtime/runtime.js";
+import { OPENAI_CHANNEL } from "./gateway/openai/channel.js";
 import type { HistoryStore } from "./session/history.js";
 import type { SessionPorts } from "./session/store.js";
 import { memoryStore } from "./session/stores.js";
@@ -121,6 +124,9 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       redact,
       env: loaded.env,
       timer: opts.timer,
+      locations: locationsOf(loaded),
+      // The OpenAI-compatible route's clients show text only: a call there that needs a person is denied, saying why.
+      channelsWithoutAsking: [OPENAI_CHANNEL],
       ...(opts.nobodyAnswers === undefined ? {} : { nobodyAnswers: opts.nobodyAnswers }),
       ...ports,
     });
@@ -267,4 +273,16 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
     await abandon();
     throw error;
   }
+}
+
+/** The skills the package ships (`skills/` beside `dist/` and `src/`). */
+export const PACKAGE_SKILLS_DIR = fileURLToPath(new URL("../skills/", import.meta.url));
+
+/** PicoClaw's home and the built-in skills' folder: `$PICOCLAW_BUILTIN_SKILLS` (relative to the config's folder), else the package's. */
+function locationsOf(loaded: LoadedConfig): Locations {
+  const builtin = loaded.env.PICOCLAW_BUILTIN_SKILLS?.trim();
+  return {
+    ...(loaded.home === undefined ? {} : { home: loaded.home }),
+    builtinSkills: builtin ? path.resolve(loaded.baseDir, builtin) : PACKAGE_SKILLS_DIR,
+  };
 }

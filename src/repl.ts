@@ -114,7 +114,9 @@ export async function repl(runtime: Runtime, io: ReplIO, target: { agentId: stri
           io.stderr("Answer y, n or a.");
           continue;
         }
-        runtime.approvals.decide(sessionKey, request.id, decision, "repl");
+        const outcome = runtime.approvals.decide(sessionKey, request.id, decision, "repl");
+        if (outcome.result === "settled") io.stderr(`[approval] decided already: ${outcome.decision} (${outcome.by})`);
+        else if (outcome.result === "unknown") io.stderr("[approval] it is no longer waiting");
         return true;
       }
     }
@@ -122,6 +124,11 @@ export async function repl(runtime: Runtime, io: ReplIO, target: { agentId: stri
     io.prompt("Answer: ");
     const line = await lines.next();
     if (line === undefined) return false;
+    // Too late (its time ran out meanwhile): the line would start a turn of its own, which nobody meant.
+    if (!runtime.approvals.questions(sessionKey).some((q) => q.id === request.id)) {
+      io.stderr("[question] it is no longer waiting (its time ran out); that answer was not sent");
+      return true;
+    }
     // The answer is the session's next message: it answers the question and starts no turn.
     await runtime.handleMessage({ agentId: target.agentId, channel: "cli", chatId: target.chatId, text: line.trim() });
     return true;

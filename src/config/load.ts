@@ -37,6 +37,8 @@ export interface LoadedConfig {
   agentsDir: string;
   /** The environment after `.env` files were merged in (set variables win). */
   env: Env;
+  /** PicoClaw's home folder (`$PICOCLAW_HOME`, else `~/.picoclaw`), whether or not its config was read; undefined when nothing says where it is. */
+  home: string | undefined;
   warnings: string[];
   unresolved: UnresolvedVariables;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in (applied when tools are known). */
@@ -145,6 +147,7 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
     baseDir,
     agentsDir: path.resolve(baseDir, config.agents.dir),
     env,
+    home,
     warnings: [...homeNotes, ...compat.notes, ...overrides.warnings],
     unresolved,
     toolSwitches: overrides.toolSwitches,

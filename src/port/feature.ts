@@ -112,6 +112,8 @@ export interface FeatureParts<Api = unknown> {
    */
   sessionState?: readonly SessionScoped[];
   routes?: readonly FeatureRoute[];
+  /** Folders (absolute) every agent's file tools may read besides its workspace, read-only: the skill folders, whose SKILL.md the model reads when it needs it. */
+  readPaths?: readonly string[];
   /** Sections it adds to every turn's system prompt, after the AGENT.md body (bounded, the same while what they show is). */
   prompt?: readonly PromptSection[];
   /** Warnings worth printing at start-up. */
@@ -128,6 +130,14 @@ export interface FeatureParts<Api = unknown> {
   close?(): Promise<void> | void;
   /** What the feature offers the program that embeds it, and tests (the todo plan store): `runtime.featureApi(feature)`. */
   api?: Api;
+}
+
+/** Where things are outside the workspaces (each absolute; undefined when unknown). */
+export interface Locations {
+  /** PicoClaw's home (`$PICOCLAW_HOME`, else `~/.picoclaw`): its `skills/` are every agent's. */
+  readonly home?: string;
+  /** The built-in skills: `$PICOCLAW_BUILTIN_SKILLS`, else the package's own `skills/`. */
+  readonly builtinSkills?: string;
 }
 
 export interface Clock {
@@ -198,6 +208,8 @@ export interface FeatureHost {
   workspace(agentId: string): Promise<Workspace>;
   /** Tool calls and ask_user questions waiting for a person in a session, and how a person answers (a chat channel's buttons, the ask_user tool). */
   readonly approvals: Approvals;
+  /** Folders beyond the workspaces the gateway knows of: PicoClaw's home, the skills shipped with the package. */
+  readonly locations: Locations;
   /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */
   readonly state: FeatureState;
   /** The session's stop switch (`/stop`) joined with shutdown, held until released. */

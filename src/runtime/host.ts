@@ -3,7 +3,7 @@ import type { ToolPolicy } from "../agents/policy.js";
 import type { Logger } from "../log.js";
 import type { Approvals } from "../port/approvals.js";
 import type { EventBus } from "../port/events.js";
-import type { ChatInput, ChatOutcome, Clock, FeatureHost } from "../port/feature.js";
+import type { ChatInput, ChatOutcome, Clock, FeatureHost, Locations } from "../port/feature.js";
 import type { HistoryStore } from "../session/history.js";
 import { parseSessionKey } from "../session/key.js";
 import type { SessionOutbox } from "../session/outbox.js";
@@ -42,6 +42,7 @@ export interface HostParts {
   processEnv: Readonly<Record<string, string>>;
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
   approvals: Approvals;
+  locations: Locations;
   /** The names chat channels give their sessions (channel_list). */
   chatChannels: ReadonlySet<string>;
   handleMessage(input: ChatInput): Promise<ChatOutcome>;
@@ -79,6 +80,7 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     deliverLater: (agentId, sessionKey, delivery) => p.pipeline.deliverLater(agentId, sessionKey, delivery),
     notify: (sessionKey, event, data) => p.notify(sessionKey, event, data),
     approvals: p.approvals,
+    locations: p.locations,
     holdStop: (sessionKey) => p.pipeline.holdStop(sessionKey),
     track: (work) => p.work.track(work),
     releaseSession: (sessionKey) => p.lifecycle.clear(sessionKey, "release"),

@@ -2,7 +2,7 @@ import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolSwitch } from "../config/env.js";
 import type { Env } from "../config/load.js";
 import type { Config } from "../config/schema.js";
-import type { Clock, Feature } from "../port/feature.js";
+import type { Clock, Feature, Locations } from "../port/feature.js";
 import type { Logger } from "../log.js";
 import type { FeatureStateStore } from "../session/feature-state.js";
 import type { HistoryStore } from "../session/history.js";
@@ -50,6 +50,10 @@ export interface RuntimeOptions {
   redact?: Redact;
   /** Why nobody can answer an approval request or a question here (`picoclaw agent -m`): every call under "ask" is then denied with it. */
   nobodyAnswers?: string;
+  /** Channels whose clients cannot show an approval request or a question (the OpenAI-compatible route's): there, "ask" is "deny". */
+  channelsWithoutAsking?: readonly string[];
+  /** PicoClaw's home and the built-in skills' folder (features read skills there). */
+  locations?: Locations;
 }
 
 /** Entries the runtime holds, by kind. */

@@ -34,7 +34,7 @@ import { OneMessageSessions } from "./messages/one-message-sessions.js";
 import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
 import { APPROVALS_NAMESPACE, ApprovalDesk } from "./approvals/desk.js";
 import type { Approvals } from "../port/approvals.js";
-import { isTransientKey } from "../session/key.js";
+import { isTransientKey, parseSessionKey } from "../session/key.js";
 import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
 import { SystemPrompt } from "./turn/system-prompt.js";
@@ -123,8 +123,15 @@ export class Runtime {
       redact: opts.redact ?? noRedaction,
       logger: this.logger,
       track: (work) => this.work.track(work),
-      nobodyAnswers: (sessionKey) =>
-        opts.nobodyAnswers ?? (isTransientKey(sessionKey) ? "nobody can answer in a conversation the client keeps (a stateless request)" : undefined),
+      nobodyAnswers: (sessionKey) => {
+        if (opts.nobodyAnswers !== undefined) return opts.nobodyAnswers;
+        if (isTransientKey(sessionKey)) return "nobody can answer in a conversation the client keeps (a stateless request)";
+        const channel = parseSessionKey(sessionKey)?.channel;
+        if (channel !== undefined && opts.channelsWithoutAsking?.includes(channel)) {
+          return `nobody can answer in a ${channel} conversation (its clients cannot show an approval request or a question)`;
+        }
+        return undefined;
+      },
     });
     this.lifecycle.register(this.desk);
     this.lifecycle.register(this.notes);
@@ -178,6 +185,7 @@ export class Runtime {
       events: this.events,
       stops: this.stops,
     });
+    const workspaces = new AgentWorkspaces(this.config);
     const host = featureHost({
       defaultAgentId: this.config.agents.default,
       agents: this.agents,
@@ -198,16 +206,18 @@ export class Runtime {
       work: this.work,
       lifecycle: this.lifecycle,
       features: this.features,
-      workspaces: new AgentWorkspaces(this.config),
+      workspaces,
       processEnv: processEnvironment(opts.env ?? {}, opts.redact ?? noRedaction),
       notify,
       approvals: this.desk,
+      locations: opts.locations ?? {},
       chatChannels: new Set(this.config.channel_list.map((entry) => entry.name ?? entry.type)),
       handleMessage: (input) => this.handleMessage(input),
     });
     this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }), [
       APPROVALS_NAMESPACE,
     ]);
+    workspaces.allowRead(this.features.readPaths);
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);

@@ -304,6 +304,93 @@ describe("the approval policy", () => {
   });
 });
 
+describe("what the review found, fixed", () => {
+  it("allow_session allows that agent's tool only: an agent it delegates to is asked for its own", async () => {
+    const runs: string[] = [];
+    const h = harness({
+      tools: [touchTool(runs)],
+      config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" } } },
+      agents: { main: "---\nname: Main\nallow_agents: [coder]\n---\nmain", coder: "---\nname: Coder\n---\ncoder" },
+    });
+    const first = h.chat({ message: touch("one") });
+    await decide(h, (await waitingApproval(h)).id, "allow_session");
+    await first;
+    const delegated = h.chat({ message: `CALL delegate ${JSON.stringify({ agent_id: "coder", task: touch("two") })}` });
+    const asked = await waitingApproval(h);
+    expect(asked).toMatchObject({ agent: "coder", tool: "touch" });
+    expect(runs).toEqual(["one"]);
+    await decide(h, asked.id, "deny");
+    await delegated;
+    expect(runs).toEqual(["one"]);
+    // main's own grant still holds.
+    await within("main's granted call", h.chat({ message: touch("three") }));
+    expect(runs).toEqual(["one", "three"]);
+  });
+
+  it("/stop while the request is still being kept denies it, removes it from the state store and records it", async () => {
+    const runs: string[] = [];
+    const h = gateway(runs);
+    const store = (h.runtime as any).state;
+    const put = store.put.bind(store);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let putting!: () => void;
+    const started = new Promise<void>((resolve) => (putting = resolve));
+    store.put = async (namespace: string, ...rest: unknown[]) => {
+      if (namespace === "approvals") {
+        putting();
+        await held;
+      }
+      return put(namespace, ...rest);
+    };
+    const answer = h.chat({ message: touch("door") });
+    await started;
+    await h.chat({ message: "/stop" });
+    release();
+    expect((await answer).json.stopped).toBe(true);
+    await waitFor("the record", async () => (await records(h)).length === 1);
+    expect((await records(h))[0].record).toMatchObject({ decision: "deny", by: "stop" });
+    expect(await store.list("approvals")).toEqual([]);
+    expect(runs).toEqual([]);
+  });
+
+  it("a named OpenAI-compatible session denies at once: its clients cannot show a request, and its next message is no answer", async () => {
+    const runs: string[] = [];
+    const h = gateway(runs, { ask_user: { enabled: true } });
+    const post = (content: string) =>
+      h.request("/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-session-id": "s1" },
+        body: JSON.stringify({ model: "main", messages: [{ role: "user", content }] }),
+      });
+    const first = await jsonOf(await within("a call that asks nobody", post(touch("door"))));
+    expect(first.choices[0].message.content).toMatch(/touch was not run: .* nobody can answer in a openai conversation/);
+    const asked = await jsonOf(await within("a question nobody sees", post(`CALL ask_user ${JSON.stringify({ question: "Sure?" })}`)));
+    expect(asked.choices[0].message.content).toMatch(/No answer: the question was not asked/);
+    expect(runs).toEqual([]);
+  });
+
+  it("summarising keeps the session's records", async () => {
+    const runs: string[] = [];
+    const h = harness({
+      tools: [touchTool(runs)],
+      config: {
+        agents: { defaults: { model_name: "tiny", summarize: true } },
+        model_list: [{ model_name: "tiny", provider: "builtin", model: "x", context_window: 1024 }],
+        tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" } },
+      },
+    });
+    const answer = h.chat({ message: touch("door") });
+    await decide(h, (await waitingApproval(h)).id, "allow");
+    await answer;
+    expect(await records(h)).toHaveLength(1);
+    for (let i = 0; i < 12; i++) await h.chat({ message: `filler ${i} ${"lorem ipsum dolor sit amet ".repeat(40)}` });
+    const messages = (await jsonOf(await h.request(`/v1/sessions/${SESSION}/history`))).messages;
+    expect(messages.length).toBeLessThan(26);
+    expect(await records(h)).toHaveLength(1);
+  });
+});
+
 describe("asking only about calls that could run", () => {
   it("a command exec's guard refuses, and a call with bad arguments, are refused without asking anyone", async () => {
     const h = harness({});

@@ -12,9 +12,9 @@ import { readJson } from "../read-json.js";
 import { SseAnswer, type SseOptions } from "../sse.js";
 import { AssistantContent, type CompletionMeta, chunk, completion, finishReason, usageOf } from "./completion.js";
 import { type CompletionRequest, readCompletionRequest } from "./request.js";
+import { OPENAI_CHANNEL } from "./channel.js";
 
-/** The channel part of the sessions OpenAI clients continue: `agent:<agent>:openai:<id>`. */
-export const OPENAI_CHANNEL = "openai";
+export { OPENAI_CHANNEL };
 
 /**
  * The OpenAI-compatible API (README, "Use it from OpenAI clients"):

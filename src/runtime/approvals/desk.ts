@@ -52,6 +52,11 @@ export const APPROVALS_NAMESPACE = "approvals";
 
 /** Decided ids remembered for a second decision's 409 (the newest; older ones are forgotten). */
 const REMEMBERED = 1024;
+/** Sessions whose allow_session grants are kept at most. */
+const MAX_GRANTED = 10_000;
+
+/** What allow_session allows: one agent's tool (a delegated agent is asked for its own). */
+const grantOf = (agentId: string, tool: string) => `${agentId}\u0000${tool}`;
 
 /**
  * The approvals desk: every call waiting for a person's decision and every
@@ -67,8 +72,10 @@ const REMEMBERED = 1024;
 export class ApprovalDesk implements Approvals, SessionScoped {
   private readonly waiting = new Map<string, Waiting>();
   private readonly asking = new Map<string, Asking>();
-  /** Per root session, the tools `allow_session` allowed. */
+  /** Per root session, the agents' tools `allow_session` allowed (`<agent>\u0000<tool>`), the most recently granted session last. */
   private readonly grants = new Map<string, Set<string>>();
+  /** Shut down: what asks now is denied at once. */
+  private closed = false;
   private readonly settled = new Map<string, { sessionKey: string; decision: Decision; by: string }>();
 
   readonly gate: ApprovalGate = { ask: (request, signal) => this.ask(request, signal) };
@@ -127,6 +134,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
 
   /** The gateway is shutting down: every request is denied now, so that turns can end well within the grace period rather than be aborted. */
   shutdown(): void {
+    this.closed = true;
     for (const waiting of [...this.waiting.values()]) {
       waiting.settle("deny", "shutdown", `${waiting.approval.tool} was not run: the gateway is shutting down`);
     }
@@ -160,8 +168,10 @@ export class ApprovalDesk implements Approvals, SessionScoped {
       }
       const approval = { id: entry.key, tool: kept.tool, sessionKey: kept.sessionKey };
       this.remember(entry.key, kept.sessionKey, "deny", "restart");
-      await this.record(approval, typeof kept.digest === "string" ? kept.digest : "", "deny", "restart", "the gateway restarted while the request waited");
-      await this.parts.state.delete(entry.key, entry.version);
+      // Removed first: a second start never records it twice.
+      if (await this.parts.state.delete(entry.key, entry.version)) {
+        await this.record(approval, typeof kept.digest === "string" ? kept.digest : "", "deny", "restart", "the gateway restarted while the request waited");
+      }
     }
     return left.length;
   }
@@ -169,16 +179,17 @@ export class ApprovalDesk implements Approvals, SessionScoped {
   /** Asks whoever can answer for the session whether the call may run; resolves with the decision. */
   private async ask(request: ApprovalAsk, signal: AbortSignal): Promise<ApprovalVerdict> {
     const sessionKey = rootKey(request.sessionKey);
-    if (this.grants.get(sessionKey)?.has(request.tool)) return { allowed: true };
-    const nobody = this.parts.nobodyAnswers(sessionKey);
+    if (this.grants.get(sessionKey)?.has(grantOf(request.agentId, request.tool))) return { allowed: true };
+    const nobody = this.closed ? "the gateway is shutting down" : this.parts.nobodyAnswers(sessionKey);
     if (nobody !== undefined) {
       return { allowed: false, reason: `${request.tool} was not run: it needs a person's approval (its approval policy is "ask") and ${nobody}` };
     }
     signal.throwIfAborted();
     const { clock, timeoutMs } = this.parts;
     const shown = this.scrubbed(request.arguments);
+    // Of the arguments as shown (secrets scrubbed): a digest of a secret would let one guess it.
     const digest = createHash("sha256")
-      .update(JSON.stringify(request.arguments) ?? "")
+      .update(JSON.stringify(shown) ?? "")
       .digest("hex");
     const now = clock.now();
     const approval: PendingApproval = {
@@ -191,14 +202,10 @@ export class ApprovalDesk implements Approvals, SessionScoped {
       requestedAt: now,
       expiresAt: now + timeoutMs,
     };
-    try {
-      await this.parts.state.put(approval.id, { sessionKey, tool: request.tool, digest, requestedAt: now }, 0);
-    } catch (error) {
-      return { allowed: false, reason: `${request.tool} was not run: its approval request could not be kept (${messageOf(error)})` };
-    }
-    signal.throwIfAborted();
     return new Promise<ApprovalVerdict>((resolve, reject) => {
       let done = false;
+      /** Kept durably: removed once decided (first, then the record: a crash between them leaves no false "restart" denial). */
+      let kept: Promise<unknown> = Promise.resolve();
       const finish = (decision: Decision, by: string, reason: string | undefined, aborted: boolean) => {
         if (done) return;
         done = true;
@@ -206,17 +213,19 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         signal.removeEventListener("abort", onAbort);
         this.waiting.delete(approval.id);
         this.remember(approval.id, sessionKey, decision, by);
-        if (decision === "allow_session") {
-          let granted = this.grants.get(sessionKey);
-          if (!granted) this.grants.set(sessionKey, (granted = new Set()));
-          granted.add(approval.tool);
-        }
+        if (decision === "allow_session") this.grant(sessionKey, grantOf(approval.agentId, approval.tool));
         this.announce("approval.resolved", { agentId: approval.agentId, sessionKey, id: approval.id, tool: approval.tool, decision, by });
-        const kept = this.record(approval, digest, decision, by, reason).finally(() => this.parts.state.delete(approval.id).catch(() => false));
-        this.parts.track(kept);
-        if (aborted) reject(abortReason(signal));
-        else if (decision === "deny") resolve({ allowed: false, reason: reason ?? declined(approval.tool, by) });
-        else resolve({ allowed: true });
+        const written = kept
+          .then(() => this.parts.state.delete(approval.id))
+          .catch((error: unknown) => this.parts.logger.warn(`approval ${approval.id} stays in the state store: ${messageOf(error)}`))
+          .then(() => this.record(approval, digest, decision, by, reason));
+        this.parts.track(written);
+        // The call goes on once its decision is recorded: the history says who decided before anything ran.
+        void written.then(() => {
+          if (aborted) reject(abortReason(signal));
+          else if (decision === "deny") resolve({ allowed: false, reason: reason ?? declined(approval.tool, by) });
+          else resolve({ allowed: true });
+        });
       };
       const onAbort = () => finish("deny", stoppedBy(signal), `the turn ended: ${messageOf(signal.reason)}`, true);
       const cancelTimer = this.parts.timer(timeoutMs, () =>
@@ -227,18 +236,37 @@ export class ApprovalDesk implements Approvals, SessionScoped {
           false,
         ),
       );
+      // Waiting (and stoppable by /stop, /clear, shutdown) from now on, while it is being kept.
       signal.addEventListener("abort", onAbort, { once: true });
+      if (signal.aborted) return onAbort();
       this.waiting.set(approval.id, { approval, digest, settle: (decision, by, reason) => finish(decision, by, reason, false) });
-      this.announce("approval.requested", {
-        agentId: approval.agentId,
-        sessionKey,
-        id: approval.id,
-        tool: approval.tool,
-        arguments: shown,
-        callSessionKey: request.sessionKey,
-        expiresAt: approval.expiresAt,
-      });
+      kept = this.parts.state.put(approval.id, { sessionKey, tool: request.tool, digest, requestedAt: now }, 0).then(
+        () => {
+          // Announced once it is kept, unless it was decided meanwhile.
+          if (!done)
+            this.announce("approval.requested", {
+              agentId: approval.agentId,
+              sessionKey,
+              id: approval.id,
+              tool: approval.tool,
+              arguments: shown,
+              callSessionKey: request.sessionKey,
+              expiresAt: approval.expiresAt,
+            });
+        },
+        (error: unknown) => finish("deny", "gateway", `${approval.tool} was not run: its approval request could not be kept (${messageOf(error)})`, false),
+      );
     });
+  }
+
+  /** Remembers an allow_session grant; past MAX_GRANTED sessions the oldest grants go (their tools are asked for again: the safe side). */
+  private grant(sessionKey: string, grant: string): void {
+    let granted = this.grants.get(sessionKey);
+    if (granted) this.grants.delete(sessionKey);
+    else granted = new Set();
+    granted.add(grant);
+    this.grants.set(sessionKey, granted);
+    if (this.grants.size > MAX_GRANTED) this.grants.delete(this.grants.keys().next().value!);
   }
 
   /**
@@ -248,15 +276,16 @@ export class ApprovalDesk implements Approvals, SessionScoped {
    */
   question(request: { agentId: string; sessionKey: string; question: string; options: readonly string[] }, signal: AbortSignal): Promise<QuestionOutcome> {
     const sessionKey = rootKey(request.sessionKey);
-    const nobody = this.parts.nobodyAnswers(sessionKey);
+    const nobody = this.closed ? "the gateway is shutting down" : this.parts.nobodyAnswers(sessionKey);
     if (nobody !== undefined) return Promise.resolve({ answered: false, reason: `the question was not asked: ${nobody}` });
     signal.throwIfAborted();
     const { timeoutMs } = this.parts;
     const question: PendingQuestion = {
       id: `q_${this.parts.ids()}`,
       agentId: request.agentId,
-      question: request.question,
-      options: request.options,
+      // Shown to people: without configured secrets, as a call's arguments are.
+      question: this.parts.redact(request.question),
+      options: request.options.map((option) => this.parts.redact(option)),
       sessionKey,
       expiresAt: this.parts.clock.now() + timeoutMs,
     };

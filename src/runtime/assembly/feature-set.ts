@@ -23,6 +23,8 @@ export class FeatureSet {
   readonly commands: Command[] = [];
   readonly sessionState: SessionScoped[] = [];
   readonly routes: FeatureRoute[] = [];
+  /** Folders every agent's file tools may read besides its workspace. */
+  readonly readPaths: string[] = [];
   readonly prompt: PromptSection[] = [];
   readonly warnings: string[] = [];
   private readonly starters: { name: string; start: Step }[] = [];
@@ -56,6 +58,7 @@ export class FeatureSet {
       this.commands.push(...(parts.commands ?? []));
       this.sessionState.push(...(parts.sessionState ?? []));
       this.routes.push(...(parts.routes ?? []));
+      this.readPaths.push(...(parts.readPaths ?? []));
       for (const section of parts.prompt ?? []) {
         if (!Number.isInteger(section.maxBytes) || section.maxBytes < 1 || section.maxBytes > MAX_SECTION_BYTES) {
           throw new TypeError(`feature "${feature.name}": prompt section "${section.name}": maxBytes must be a whole number from 1 to ${MAX_SECTION_BYTES}`);

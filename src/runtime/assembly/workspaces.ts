@@ -10,12 +10,19 @@ import { Workspace, WorkspaceError } from "../../workspace/workspace.js";
  */
 export class AgentWorkspaces {
   private readonly opened = new Map<string, Promise<Workspace>>();
-  private readonly readPaths: RegExp[];
+  private readPaths: RegExp[];
   private readonly writePaths: RegExp[];
 
   constructor(private readonly config: Config) {
     this.readPaths = compilePatterns(config.tools.allow_read_paths);
     this.writePaths = compilePatterns(config.tools.allow_write_paths);
+  }
+
+  /** Folders every agent may read besides its workspace (the features' `readPaths`); before any workspace is opened. */
+  allowRead(folders: readonly string[]): void {
+    if (this.opened.size > 0) throw new Error("allowRead must come before a workspace is opened");
+    const escaped = (folder: string) => folder.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    this.readPaths = [...this.readPaths, ...folders.map((folder) => new RegExp(`^${escaped(folder.replace(/\/+$/, ""))}(?:/|$)`))];
   }
 
   of(agent: AgentDefinition): Promise<Workspace> {

@@ -1,6 +1,6 @@
 import type { Config } from "../../config/schema.js";
 import { ModelError } from "../../errors.js";
-import type { ChatMessage } from "../../models/message.js";
+import { type ChatMessage, isRecord } from "../../models/message.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "../../models/provider.js";
 import type { HistoryStore } from "../../session/history.js";
 import {
@@ -119,7 +119,9 @@ class FittedProvider implements ModelProvider {
       const maxChars = Math.floor(this.budget() * this.gauge.charsPerToken(this.name) * 0.75);
       const exchange = await summaryExchange(this.inner, fitted.dropped, maxChars, signal);
       const rest = parts.exchanges.slice(fitted.dropped.length);
-      await history.replace(sessionKey, [...exchange, ...rest.flat()]);
+      // Records for people (who allowed which call) were never sent to the model: they are kept, first.
+      const records = (await history.get(sessionKey)).filter(isRecord);
+      await history.replace(sessionKey, [...records, ...exchange, ...rest.flat()]);
       this.summary = { replaces: fitted.dropped.length, exchange };
       return this.withSummary(parts);
     } catch (error) {

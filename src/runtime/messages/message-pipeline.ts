@@ -80,7 +80,13 @@ export class MessagePipeline {
     const images = input.images ?? [];
     if (images.length > 0) this.acceptImages(agent, matched, images);
     // The user's next message after an ask_user question is its answer, not a turn (a turn holds the session meanwhile).
-    if (!matched && !oneTurn && this.parts.questions.answer(rootKey(sessionKey), input.text, parseSessionKey(sessionKey)?.channel ?? "api")) {
+    // (A message with images is no answer: it waits its turn like any other.)
+    if (
+      !matched &&
+      !oneTurn &&
+      images.length === 0 &&
+      this.parts.questions.answer(rootKey(sessionKey), input.text, parseSessionKey(sessionKey)?.channel ?? "api")
+    ) {
       return { agentId: agent.id, sessionKey, reply: "", delivered: [], earlier: [], answered: true };
     }
     matched?.command.onArrival?.(sessionKey);
