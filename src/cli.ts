@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
+import { skillsFeature } from "./features/skills/feature.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
 import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
@@ -25,6 +26,7 @@ Usage:
   picoclaw agent [--agent ID] [--session ID]
                                             chat: one message a line, /exit ends
   picoclaw agents                           list agents and their effective tools
+  picoclaw skills list [--agent ID]         list the skills an agent has (workspace, $PICOCLAW_HOME, built-in)
   picoclaw config check                     validate and print the effective config (secrets masked)
   picoclaw onboard                          make $PICOCLAW_HOME (~/.picoclaw): config.json, workspace/AGENT.md
                                             and empty prompt files; never overwrites a file
@@ -112,6 +114,9 @@ export async function runCli(io: CliIO): Promise<number> {
         return await agentTurn(loaded, log, io, values);
       case "agents":
         return await agents(loaded, log, io);
+      case "skills":
+        if (sub !== "list") throw new UsageError(`unknown skills command "${sub ?? ""}"; try: picoclaw skills list`);
+        return await skillsList(loaded, log, io, values.agent);
       case "config":
         if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`);
         return await configCheck(loaded, log, io);
@@ -291,6 +296,35 @@ function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { messa
     // One message and no terminal to ask on: a call under "ask" is denied, and the model is told why.
     "nobody is there to answer it (picoclaw agent -m; use the chat, picoclaw agent without -m, or the gateway)",
   );
+}
+
+/** `picoclaw skills list`: the skills an agent has, as its system prompt lists them, and where each comes from. */
+function skillsList(loaded: LoadedConfig, log: CliLog, io: CliIO, agentId: string | undefined): Promise<number> {
+  return withRuntime(loaded, log, io, async ({ runtime }) => {
+    const skills = runtime.featureApi(skillsFeature);
+    if (!skills) {
+      io.stdout("Skills are off (tools.skills.enabled is false).");
+      return 0;
+    }
+    const agent = runtime.agent(agentId ?? runtime.defaultAgentId);
+    const list = await skills.skillsOf(agent);
+    if (list.length === 0) {
+      io.stdout(`Agent "${agent.id}" has no skills.`);
+      return 0;
+    }
+    io.stdout(
+      table(
+        ["NAME", "SOURCE", "DESCRIPTION", "PATH"],
+        list.map((skill) => [
+          skill.name,
+          skill.source,
+          skill.description.length > 60 ? `${skill.description.slice(0, 57)}...` : skill.description,
+          skill.location,
+        ]),
+      ),
+    );
+    return 0;
+  });
 }
 
 function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {

@@ -6,6 +6,7 @@ import { filesFeature } from "./files/feature.js";
 import { mcpFeature } from "./mcp/feature.js";
 import { pluginsFeature } from "./plugins/feature.js";
 import { promptFilesFeature } from "./prompt-files/feature.js";
+import { skillsFeature } from "./skills/feature.js";
 import { subagentsFeature } from "./subagents/feature.js";
 import { telegramChannel } from "./telegram/feature.js";
 import { todoFeature } from "./todo/feature.js";
@@ -25,6 +26,7 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
   askUserFeature,
   webFeature,
   promptFilesFeature,
+  skillsFeature,
   pluginsFeature,
   mcpFeature,
 ];

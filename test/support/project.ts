@@ -165,8 +165,9 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   };
 }
 
-/** The tools that are on by default (file tools, web_fetch, exec, ask_user) switched off: for tests whose subject is another tool list. */
+/** What is on by default and shows in the model's request (file tools, web_fetch, exec, ask_user; the skills list) switched off: for tests whose subject is another tool list or prompt. */
 export const DEFAULT_TOOLS_OFF = {
+  skills: { enabled: false },
   exec: { enabled: false },
   ask_user: { enabled: false },
   read_file: { enabled: false },

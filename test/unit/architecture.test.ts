@@ -164,13 +164,14 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
     allowed: (file) =>
       ["config", "composition"].includes(roomOf(file)) ||
       file === "agents/catalog.ts" ||
-      /^features\/(plugins|mcp|exec)\//.test(file) ||
+      /^features\/(plugins|mcp|exec|skills)\//.test(file) ||
       roomOf(file) === "workspace" ||
       SESSION_FOLDER_FILES.includes(file),
     why:
       "nothing below the runtime reads the file system: config and agents are loaded once and passed in (plugin modules and MCP servers are found at start-up); " +
       "an agent's files go through its workspace (workspace/), the confined file system; " +
       "exec, which starts processes, looks at the paths a command names, the system folders its sandbox shows and /proc for what a command left running; " +
+      "skills reads the SKILL.md files of the operator's skill folders ($PICOCLAW_HOME/skills, the built-in ones; a workspace's go through the workspace); " +
       "the one exception is the session folder of store jsonl, whose files only session/jsonl/session-files.ts and state-files.ts touch and whose lock only session/jsonl/dir-lock.ts holds",
   },
 ];

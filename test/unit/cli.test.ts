@@ -108,6 +108,30 @@ describe("picoclaw agent without -m: a chat", () => {
   });
 });
 
+describe("picoclaw skills list", () => {
+  it("lists the agent's skills: the workspace's, then the home's, then the built-in ones the package ships", async () => {
+    const project = writeProject({ config: {}, files: { "workspace/skills/deploy/SKILL.md": "---\nname: deploy\ndescription: Ship the app.\n---\nbody" } });
+    const home = writeProject({ config: {}, files: { "skills/review/SKILL.md": "---\nname: review\ndescription: Review a change.\n---\nbody" } });
+    const { code, stdout } = await cli(["skills", "list"], { cwd: project, env: { PICOCLAW_HOME: home } });
+    expect(code).toBe(0);
+    const rows = stdout.split("\n").map((line) => line.split(/\s{2,}/));
+    expect(rows[0]).toEqual(["NAME", "SOURCE", "DESCRIPTION", "PATH"]);
+    expect(rows.slice(1).map((row) => [row[0], row[1]])).toEqual([
+      ["deploy", "workspace"],
+      ["review", "global"],
+      ["plan-with-todo", "builtin"],
+      ["summarise-web-page", "builtin"],
+    ]);
+    expect(rows[1]![3]).toBe(path.join(project, "workspace", "skills", "deploy", "SKILL.md"));
+  });
+
+  it("an unknown skills command is a usage error", async () => {
+    const { code, stderr } = await cli(["skills", "install", "x"]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/unknown skills command "install"; try: picoclaw skills list/);
+  });
+});
+
 describe("picoclaw config check", () => {
   it("fails (exit 2) when an agent names a model that is not in model_list, naming its AGENT.md", async () => {
     const project = writeProject({ config: {}, agents: { main: "m", writer: "---\nname: Writer\nmodel: gpt-typo\n---\nWrite." } });

@@ -37,6 +37,8 @@ export interface DeskParts {
 
 interface Waiting {
   readonly approval: PendingApproval;
+  /** Kept durably and announced: only then is it listed (a restart would deny it). */
+  shown: boolean;
   readonly digest: string;
   /** Settles the call: the decision, who made it, and what the model reads when it is a no. */
   settle(decision: Decision, by: string, reason?: string): void;
@@ -84,7 +86,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
 
   /** Calls waiting in the session, oldest first. */
   pending(sessionKey: string): PendingApproval[] {
-    return [...this.waiting.values()].filter((w) => w.approval.sessionKey === sessionKey).map((w) => w.approval);
+    return [...this.waiting.values()].filter((w) => w.shown && w.approval.sessionKey === sessionKey).map((w) => w.approval);
   }
 
   /** Questions waiting in the session, oldest first. */
@@ -100,7 +102,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
   /** A person's decision on a request of the session; an id of another session is `unknown`, as if it did not exist. */
   decide(sessionKey: string, id: string, decision: Decision, by: string): DecideOutcome {
     const waiting = this.waiting.get(id);
-    if (waiting && waiting.approval.sessionKey === sessionKey) {
+    if (waiting?.shown && waiting.approval.sessionKey === sessionKey) {
       waiting.settle(decision, by);
       return { result: "decided", approval: waiting.approval };
     }
@@ -239,20 +241,22 @@ export class ApprovalDesk implements Approvals, SessionScoped {
       // Waiting (and stoppable by /stop, /clear, shutdown) from now on, while it is being kept.
       signal.addEventListener("abort", onAbort, { once: true });
       if (signal.aborted) return onAbort();
-      this.waiting.set(approval.id, { approval, digest, settle: (decision, by, reason) => finish(decision, by, reason, false) });
+      const waiting: Waiting = { approval, digest, shown: false, settle: (decision, by, reason) => finish(decision, by, reason, false) };
+      this.waiting.set(approval.id, waiting);
       kept = this.parts.state.put(approval.id, { sessionKey, tool: request.tool, digest, requestedAt: now }, 0).then(
         () => {
-          // Announced once it is kept, unless it was decided meanwhile.
-          if (!done)
-            this.announce("approval.requested", {
-              agentId: approval.agentId,
-              sessionKey,
-              id: approval.id,
-              tool: approval.tool,
-              arguments: shown,
-              callSessionKey: request.sessionKey,
-              expiresAt: approval.expiresAt,
-            });
+          // Listed and announced once it is kept, unless it was decided meanwhile.
+          if (done) return;
+          waiting.shown = true;
+          this.announce("approval.requested", {
+            agentId: approval.agentId,
+            sessionKey,
+            id: approval.id,
+            tool: approval.tool,
+            arguments: shown,
+            callSessionKey: request.sessionKey,
+            expiresAt: approval.expiresAt,
+          });
         },
         (error: unknown) => finish("deny", "gateway", `${approval.tool} was not run: its approval request could not be kept (${messageOf(error)})`, false),
       );
