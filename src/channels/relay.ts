@@ -106,6 +106,15 @@ export class ChatRelay {
     this.answering.add(answered);
   }
 
+  /**
+   * Listens to a chat before it has written (a private chat of a user the
+   * channel lets in): what its session is delivered from elsewhere (a
+   * heartbeat, a scheduled job) reaches it at once.
+   */
+  watch(chatId: string): void {
+    if (!this.closed) this.chat(chatId);
+  }
+
   /** Sends a text to a chat outside any message (a greeting), in order with the rest. */
   reply(chatId: string, text: string): void {
     if (!this.closed) this.send(this.chat(chatId), text);

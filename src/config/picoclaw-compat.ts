@@ -200,6 +200,11 @@ export function fromPicoclaw(raw: Json, known: PicoclawKnowledge): { config: Jso
   const config = dropComments(raw) as Json;
   const ignored = PICOCLAW_ONLY.filter((key) => key in config && !known.owns(key));
   for (const key of ignored) delete config[key];
+  // A top-level section a feature owns (heartbeat), in PicoClaw's form, read by that feature's reader.
+  for (const key of PICOCLAW_ONLY) {
+    const reader = key in config ? known.sectionReader(key) : undefined;
+    if (reader) config[key] = reader(config[key], notes);
+  }
   if (ignored.length > 0) notes.push(`${ignored.join(", ")}: PicoClaw's, not supported by PicoClaw-TS; ignored`);
   if (Array.isArray(config.model_list)) config.model_list = modelList(config.model_list, notes, known);
   const window = isObject(config.agents) && isObject(config.agents.defaults) ? config.agents.defaults.context_window : undefined;

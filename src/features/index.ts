@@ -3,7 +3,9 @@ import type { Feature } from "../port/feature.js";
 import { askUserFeature } from "./ask-user/feature.js";
 import { execFeature } from "./exec/feature.js";
 import { filesFeature } from "./files/feature.js";
+import { heartbeatFeature } from "./heartbeat/feature.js";
 import { mcpFeature } from "./mcp/feature.js";
+import { memoryFeature } from "./memory/feature.js";
 import { pluginsFeature } from "./plugins/feature.js";
 import { promptFilesFeature } from "./prompt-files/feature.js";
 import { skillsFeature } from "./skills/feature.js";
@@ -27,6 +29,8 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
   webFeature,
   promptFilesFeature,
   skillsFeature,
+  memoryFeature,
+  heartbeatFeature,
   pluginsFeature,
   mcpFeature,
 ];

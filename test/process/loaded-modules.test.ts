@@ -106,6 +106,8 @@ describe("what a gateway loads", () => {
         "/dist/features/mcp/",
         "/dist/features/telegram/bot.js",
         "/dist/features/web/html.js",
+        "/dist/features/memory/memory-index.js",
+        "/node_modules/minisearch/",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }

@@ -165,11 +165,12 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   };
 }
 
-/** What is on by default and shows in the model's request (file tools, web_fetch, exec, ask_user; the skills list) switched off: for tests whose subject is another tool list or prompt. */
+/** What is on by default and shows in the model's request (file tools, web_fetch, exec, ask_user, memory_search; the skills list) switched off: for tests whose subject is another tool list or prompt. */
 export const DEFAULT_TOOLS_OFF = {
   skills: { enabled: false },
   exec: { enabled: false },
   ask_user: { enabled: false },
+  memory_search: { enabled: false },
   read_file: { enabled: false },
   write_file: { enabled: false },
   edit_file: { enabled: false },

@@ -70,6 +70,7 @@ describe("GET /v1/agents", () => {
             "edit_file",
             "exec",
             "list_dir",
+            "memory_search",
             "read_file",
             "spawn",
             "subagent",

@@ -30,11 +30,14 @@ export class TelegramBot {
   private readonly poller: Poller;
 
   private readonly asks: TelegramAsks;
+  /** allow_from's numeric user ids: each is a private chat's id too. */
+  private readonly allowedIds: string[];
   /** Aborts answers to button presses still under way when the bot stops. */
   private readonly presses = new AbortController();
 
   constructor(host: ChannelHost & Pick<FeatureHost, "approvals">, setting: BotSetting) {
     const { entry, name, label, path, agent, allowed } = setting;
+    this.allowedIds = entry.allow_from.map((id) => String(id).trim()).filter((id) => /^\d+$/.test(id));
     this.client = telegramApi({
       token: entry.token,
       apiRoot: entry.api_root,
@@ -86,6 +89,8 @@ export class TelegramBot {
   }
 
   start(): Promise<void> {
+    // The private chats of the users let in by id: what their sessions get from elsewhere (a heartbeat) is sent at once.
+    for (const id of this.allowedIds) this.relay.watch(id);
     return this.poller.start();
   }
 
