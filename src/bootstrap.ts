@@ -13,7 +13,7 @@ import { type House, houseOf } from "./house.js";
 import { type Logger, redactingLogger } from "./log.js";
 import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
-import { BUILT_IN_ORIGIN, EMBEDDER_ORIGIN, type Feature, type Locations, type Preloaded } from "./port/feature.js";
+import { BUILT_IN_ORIGIN, type Clock, EMBEDDER_ORIGIN, type Feature, type Locations, type Preloaded } from "./port/feature.js";
 import { Runtime } from "./runtime/runtime.js";
 import { OPENAI_CHANNEL } from "./gateway/openai/channel.js";
 import type { HistoryStore } from "./session/history.js";
@@ -39,8 +39,10 @@ export interface BootstrapOptions {
   tools?: AnyTool[];
   /** Extra features without config sections (embedders), set up after the house's; one with sections goes to `loadConfig`'s `extensions`. */
   features?: Feature[];
-  /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
+  /** Times subagents' timeout_ms, approvals, schedules (default: real timers; tests decide when they run out). */
   timer?: Timer;
+  /** The runtime's clock (default: the system's; tests move it). */
+  clock?: Clock;
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
   /**
@@ -124,6 +126,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       redact,
       env: loaded.env,
       timer: opts.timer,
+      ...(opts.clock ? { clock: opts.clock } : {}),
       locations: locationsOf(loaded),
       // The OpenAI-compatible route's clients show text only: a call there that needs a person is denied, saying why.
       channelsWithoutAsking: [OPENAI_CHANNEL],

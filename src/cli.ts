@@ -3,7 +3,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
-import { skillsFeature } from "./features/skills/feature.js";
+import { skillsFeature } from "./features/index.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
 import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";

@@ -1,6 +1,7 @@
 import type { ChannelType } from "../port/channel-type.js";
 import type { Feature } from "../port/feature.js";
 import { askUserFeature } from "./ask-user/feature.js";
+import { cronFeature } from "./cron/feature.js";
 import { execFeature } from "./exec/feature.js";
 import { filesFeature } from "./files/feature.js";
 import { heartbeatFeature } from "./heartbeat/feature.js";
@@ -31,9 +32,13 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
   skillsFeature,
   memoryFeature,
   heartbeatFeature,
+  cronFeature,
   pluginsFeature,
   mcpFeature,
 ];
 
 /** The chat apps a `channel_list` entry may name as its `type`. */
 export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];
+
+/** The skills feature, for the CLI's `picoclaw skills list` (its `api` lists an agent's skills). */
+export { skillsFeature };

@@ -117,7 +117,8 @@ describe("a conversation longer than the context window", () => {
   it("a message too long on its own fails its turn alone (502 model_bad_request); the next turn succeeds and the history holds no trace of it", async () => {
     const limit = 2_000;
     const server = await serve(openaiWithWindow(limit));
-    const h = harness({ config: openaiConfig(server.url, { stream: false }) });
+    // A window this small holds the conversation only: without the default tools' descriptions and the skills list.
+    const h = harness({ config: { ...openaiConfig(server.url, { stream: false }), tools: DEFAULT_TOOLS_OFF } });
     expect(await talk(h, 2, 100)).toEqual([200, 200]);
     const huge = await h.chat({ message: words(20_000), session: "long" });
     expect(huge.status).toBe(502);

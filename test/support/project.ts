@@ -10,7 +10,7 @@ import { ConfigError } from "../../src/errors.js";
 import type { Logger } from "../../src/log.js";
 import type { ModelCatalogOptions } from "../../src/models/catalog.js";
 import type { Runtime } from "../../src/runtime/runtime.js";
-import type { Feature } from "../../src/port/feature.js";
+import type { Clock, Feature } from "../../src/port/feature.js";
 import type { Timer } from "../../src/signals.js";
 import type { AnyTool } from "../../src/tools/registry.js";
 import type { SharedPlanStore } from "../../src/features/todo/plans.js";
@@ -98,6 +98,8 @@ export interface HarnessOptions extends ProjectFiles {
   timer?: Timer;
   /** Times the heartbeats of streamed answers. */
   heartbeatTimer?: Timer;
+  /** The runtime's clock (ManualClock: the test moves time). */
+  clock?: Clock;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -129,6 +131,7 @@ function setUp(opts: HarnessOptions) {
       features: opts.features ?? [],
       ...(opts.models ? { models: opts.models } : {}),
       ...(opts.timer ? { timer: opts.timer } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
     },
   };
 }
@@ -165,12 +168,13 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
   };
 }
 
-/** What is on by default and shows in the model's request (file tools, web_fetch, exec, ask_user, memory_search; the skills list) switched off: for tests whose subject is another tool list or prompt. */
+/** What is on by default and shows in the model's request (file tools, web_fetch, exec, ask_user, memory_search, cron; the skills list) switched off: for tests whose subject is another tool list or prompt. */
 export const DEFAULT_TOOLS_OFF = {
   skills: { enabled: false },
   exec: { enabled: false },
   ask_user: { enabled: false },
   memory_search: { enabled: false },
+  cron: { enabled: false },
   read_file: { enabled: false },
   write_file: { enabled: false },
   edit_file: { enabled: false },

@@ -71,9 +71,9 @@ describe("picoclaw agents", () => {
     const { code, stdout } = await cli(["agents"], { cwd: project });
     expect(code).toBe(0);
     expect(stdout.split("\n")).toEqual([
-      "ID          MODEL  TOOLS                                                                                                     NAME",
-      "main        local  append_file,ask_user,edit_file,exec,list_dir,memory_search,read_file,spawn,subagent,web_fetch,write_file  Main",
-      "researcher  gpt    -                                                                                                         Researcher",
+      "ID          MODEL  TOOLS                                                                                                          NAME",
+      "main        local  append_file,ask_user,cron,edit_file,exec,list_dir,memory_search,read_file,spawn,subagent,web_fetch,write_file  Main",
+      "researcher  gpt    -                                                                                                              Researcher",
     ]);
   });
 });

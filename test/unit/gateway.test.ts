@@ -66,6 +66,7 @@ describe("GET /v1/agents", () => {
             "append_file",
             "ask_user",
             "boom",
+            "cron",
             "echo",
             "edit_file",
             "exec",

@@ -95,7 +95,7 @@ describe("the OpenAI-compatible API", () => {
 
   it("a stateless conversation: the client's messages are the conversation, its system text after the agent's prompt; nothing of it is kept", async () => {
     const model = new WireModel();
-    const { h, client } = gateway({ config: wireConfig({ tools: { todo: { enabled: true } } }), models: { fetch: model.fetch } });
+    const { h, client } = gateway({ config: wireConfig({ tools: { todo: { enabled: true }, skills: { enabled: false } } }), models: { fetch: model.fetch } });
     const answering = (async () => {
       const call = await model.call(1);
       call.send({

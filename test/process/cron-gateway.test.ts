@@ -1,0 +1,74 @@
+/**
+ * Scheduled jobs in the real gateway process, on real time: a job made
+ * through the tool a few seconds out is listed by GET /v1/cron, survives a
+ * kill -9 of the gateway, runs once after the restart (a turn in the
+ * session that made it), and the one-shot is gone after its run.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { jsonOf, writeProject } from "../support/project.js";
+import { eventually, within } from "../support/wait.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+});
+
+function start(project: string): { child: ChildProcess; url: Promise<string>; exited: Promise<unknown> } {
+  const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
+    cwd: project,
+    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let output = "";
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const url = new Promise<string>((resolve) =>
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    }),
+  );
+  return { child, url: within("the gateway to listen", url, { instead: () => output }), exited: new Promise((resolve) => child.once("exit", resolve)) };
+}
+
+const SESSION = "agent:main:http:c";
+const userMessages = async (url: string) =>
+  ((await jsonOf(await fetch(`${url}/v1/sessions/${SESSION}/history`))).messages as { role: string; content: string }[]).filter((m) => m.role === "user");
+
+describe("a scheduled job in the real gateway", () => {
+  it("made a few seconds out, it survives a kill -9, runs once after the restart, and the one-shot is gone", { timeout: 60_000 }, async () => {
+    const project = writeProject({ config: {} });
+    const first = start(project);
+    const url = await first.url;
+    const added = await fetch(`${url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ session: "c", message: `CALL cron ${JSON.stringify({ action: "add", message: "time to stretch", at_seconds: 3 })}` }),
+    });
+    expect((await jsonOf(added)).reply).toMatch(/Cron job added: time to stretch \(id: [0-9a-f]{16}\)/);
+    const [job] = (await jsonOf(await fetch(`${url}/v1/cron`))).jobs;
+    expect(job).toMatchObject({ name: "time to stretch", session_key: SESSION });
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    const second = start(project);
+    const again = await second.url;
+    expect((await jsonOf(await fetch(`${again}/v1/cron`))).jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
+    const ran = await eventually(async () => {
+      const users = await userMessages(again);
+      expect(users).toHaveLength(2);
+      return users;
+    });
+    expect(ran[1]!.content).toMatch(new RegExp(`^\\[Scheduled job "time to stretch" \\(id ${job.id}\\), due .*\\]\\ntime to stretch$`));
+    await eventually(async () => expect((await jsonOf(await fetch(`${again}/v1/cron`))).jobs).toEqual([]));
+    // Once: still one run a while later.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await userMessages(again)).toHaveLength(2);
+    second.child.kill("SIGTERM");
+    await second.exited;
+  });
+});
