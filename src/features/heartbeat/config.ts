@@ -28,6 +28,6 @@ export function heartbeatFromPicoclaw(raw: unknown): unknown {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return raw;
   const { interval, ...rest } = raw as Json;
   if (interval === undefined || "interval_minutes" in rest) return rest;
-  const minutes = typeof interval === "number" ? (interval <= 0 ? 30 : interval < 5 ? 5 : interval) : interval;
+  const minutes = typeof interval === "number" ? (interval <= 0 ? 30 : Math.max(5, interval)) : interval;
   return { ...rest, interval_minutes: minutes };
 }

@@ -24,7 +24,10 @@ export function passagesOf(text: string): Passage[] {
     start = -1;
   };
   lines.forEach((line, i) => {
-    if (line.trim() === "") return flush();
+    if (line.trim() === "") {
+      flush();
+      return;
+    }
     if (/^#{1,6}\s/.test(line) || block.length >= MAX_PASSAGE_LINES) flush();
     if (start < 0) start = i;
     block.push(line);
