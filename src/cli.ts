@@ -4,6 +4,8 @@ import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
 import { skillsFeature } from "./features/index.js";
+import { CronUsageError, cronCommand } from "./cron-cli.js";
+import { table } from "./text-table.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
 import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
@@ -27,6 +29,10 @@ Usage:
                                             chat: one message a line, /exit ends
   picoclaw agents                           list agents and their effective tools
   picoclaw skills list [--agent ID]         list the skills an agent has (workspace, $PICOCLAW_HOME, built-in)
+  picoclaw cron list                        list the scheduled jobs (through the running gateway, or its store)
+  picoclaw cron add --session KEY --message TEXT (--at S | --every S | --cron EXPR [--tz ZONE])
+                                            schedule a message for a session (KEY, or a web session's name)
+  picoclaw cron remove ID                   remove a scheduled job
   picoclaw config check                     validate and print the effective config (secrets masked)
   picoclaw onboard                          make $PICOCLAW_HOME (~/.picoclaw): config.json, workspace/AGENT.md
                                             and empty prompt files; never overwrites a file
@@ -65,6 +71,10 @@ function parseCommandLine(args: string[]) {
       message: { type: "string", short: "m" },
       agent: { type: "string" },
       session: { type: "string" },
+      at: { type: "string" },
+      every: { type: "string" },
+      cron: { type: "string" },
+      tz: { type: "string" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
     },
@@ -114,6 +124,13 @@ export async function runCli(io: CliIO): Promise<number> {
         return await agentTurn(loaded, log, io, values);
       case "agents":
         return await agents(loaded, log, io);
+      case "cron":
+        try {
+          return await cronCommand(loaded, log, io, { sub, rest: positionals.slice(2), ...values });
+        } catch (error) {
+          if (error instanceof CronUsageError) throw new UsageError(error.message);
+          throw error;
+        }
       case "skills":
         if (sub !== "list") throw new UsageError(`unknown skills command "${sub ?? ""}"; try: picoclaw skills list`);
         return await skillsList(loaded, log, io, values.agent);
@@ -163,11 +180,6 @@ interface CliLog {
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  return [line(header), ...rows.map(line)].join("\n");
-}
 
 function printWarnings(warnings: string[], io: CliIO): void {
   for (const warning of warnings) io.stderr(`warning: ${warning}`);

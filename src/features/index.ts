@@ -40,5 +40,5 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
 /** The chat apps a `channel_list` entry may name as its `type`. */
 export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];
 
-/** The skills feature, for the CLI's `picoclaw skills list` (its `api` lists an agent's skills). */
-export { skillsFeature };
+/** The skills and cron features, for the CLI's `picoclaw skills list` and `picoclaw cron` (their `api`s). */
+export { cronFeature, skillsFeature };

@@ -7,7 +7,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { jsonOf, writeProject } from "../support/project.js";
+import { createServer } from "node:net";
+import { runCli } from "../../src/cli.js";
+import { jsonOf, recordingLogger, writeProject } from "../support/project.js";
 import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -16,10 +18,19 @@ afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
 
-function start(project: string): { child: ChildProcess; url: Promise<string>; exited: Promise<unknown> } {
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function start(project: string, port = "0"): { child: ChildProcess; url: Promise<string>; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {
     cwd: project,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn" },
+    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: port, PICOCLAW_LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -70,5 +81,28 @@ describe("a scheduled job in the real gateway", () => {
     expect(await userMessages(again)).toHaveLength(2);
     second.child.kill("SIGTERM");
     await second.exited;
+  });
+
+  it("picoclaw cron goes through the running gateway's API (with its token): the gateway owns the store", { timeout: 60_000 }, async () => {
+    const port = await freePort();
+    const project = writeProject({ config: { gateway: { port, token: "cron-cli-token" } } });
+    const gateway = start(project, String(port));
+    const url = await gateway.url;
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await runCli({ argv, env: {}, cwd: project, stdout: (t) => out.push(t), stderr: (t) => err.push(t), logger: recordingLogger() });
+      return { code, out: out.join("\n"), err: err.join("\n") };
+    };
+    const added = await cli("cron", "add", "--session", "agent:main:http:c", "--message", "from the CLI", "--at", "600");
+    expect(added.code, added.err).toBe(0);
+    const id = /\(id: ([0-9a-f]{16})\)/.exec(added.out)![1]!;
+    const listed = (await jsonOf(await fetch(`${url}/v1/cron`, { headers: { authorization: "Bearer cron-cli-token" } }))).jobs;
+    expect(listed.map((job: { id: string }) => job.id)).toEqual([id]);
+    expect((await cli("cron", "list")).out).toContain(id);
+    expect((await cli("cron", "remove", id)).out).toBe(`Cron job removed: ${id}`);
+    expect((await jsonOf(await fetch(`${url}/v1/cron`, { headers: { authorization: "Bearer cron-cli-token" } }))).jobs).toEqual([]);
+    gateway.child.kill("SIGTERM");
+    await gateway.exited;
   });
 });

@@ -60,6 +60,42 @@ function scheduleOf(args: Args, now: number, only: boolean): Schedule | string |
   return undefined;
 }
 
+/** What a new job needs: who asks, what, and when (the tool's schedule arguments). */
+export interface NewJob {
+  sessionKey: string;
+  agentId: string;
+  message: string;
+  schedule: Pick<Args, "at_seconds" | "every_seconds" | "cron_expr" | "tz">;
+}
+
+/** Adds a job after the checks the tool makes (a schedule, the bounds); the job, or what is wrong (a text the model or the CLI shows). */
+export async function addJob(state: FeatureState, limits: CronSection, now: number, input: NewJob): Promise<Job | string> {
+  const message = input.message.trim();
+  if (!message) return "message is required for add";
+  const schedule = scheduleOf({ action: "add", ...input.schedule }, now, false);
+  if (schedule === undefined) return "one of at_seconds, every_seconds, or cron_expr is required";
+  if (typeof schedule === "string") return schedule;
+  const jobs = await storedJobs(state);
+  if (jobs.length >= limits.max_jobs) return `the gateway has ${jobs.length} scheduled jobs, the most it keeps (cron.max_jobs); remove one first`;
+  const own = jobs.filter(({ job }) => job.sessionKey === input.sessionKey).length;
+  if (own >= limits.max_jobs_per_session) return `this conversation has ${own} scheduled jobs, the most it may (cron.max_jobs_per_session); remove one first`;
+  const job: Job = {
+    id: randomBytes(8).toString("hex"),
+    name: nameOf(message),
+    enabled: true,
+    schedule,
+    message,
+    agentId: input.agentId,
+    sessionKey: input.sessionKey,
+    ...withNext(nextDue(schedule, now)),
+    createdAtMs: now,
+    updatedAtMs: now,
+    deleteAfterRun: schedule.kind === "at",
+  };
+  await state.put(job.id, job, 0);
+  return job;
+}
+
 /**
  * PicoClaw's `cron` tool: its actions, parameters and result texts (all
  * silent). A job belongs to the conversation that made it (its root
@@ -110,32 +146,8 @@ export function cronTool(deps: CronToolDeps): Tool {
       const now = deps.now();
       switch (args.action) {
         case "add": {
-          const message = args.message?.trim();
-          if (!message) return toolResult.error("message is required for add");
-          const schedule = scheduleOf(args, now, false);
-          if (schedule === undefined) return toolResult.error("one of at_seconds, every_seconds, or cron_expr is required");
-          if (typeof schedule === "string") return toolResult.error(schedule);
-          const jobs = await storedJobs(state);
-          if (jobs.length >= deps.limits.max_jobs)
-            return toolResult.error(`the gateway has ${jobs.length} scheduled jobs, the most it keeps (cron.max_jobs); remove one first`);
-          const own = jobs.filter(({ job }) => job.sessionKey === sessionKey).length;
-          if (own >= deps.limits.max_jobs_per_session) {
-            return toolResult.error(`this conversation has ${own} scheduled jobs, the most it may (cron.max_jobs_per_session); remove one first`);
-          }
-          const job: Job = {
-            id: randomBytes(8).toString("hex"),
-            name: nameOf(message),
-            enabled: true,
-            schedule,
-            message,
-            agentId: ctx.agentId,
-            sessionKey,
-            ...withNext(nextDue(schedule, now)),
-            createdAtMs: now,
-            updatedAtMs: now,
-            deleteAfterRun: schedule.kind === "at",
-          };
-          await state.put(job.id, job, 0);
+          const job = await addJob(state, deps.limits, now, { sessionKey, agentId: ctx.agentId, message: args.message ?? "", schedule: args });
+          if (typeof job === "string") return toolResult.error(job);
           deps.changed();
           return toolResult.silent(`Cron job added: ${job.name} (id: ${job.id})`);
         }

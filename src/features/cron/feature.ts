@@ -1,9 +1,31 @@
+import { z } from "zod";
 import { RequestError } from "../../errors.js";
+import { isTransientKey, parseSessionKey } from "../../session/key.js";
+import { describeIssues } from "../../validation.js";
 import { BUILT_IN_ORIGIN, defineFeature } from "../../port/feature.js";
 import { cronFromPicoclaw, cronSection, cronToolSection } from "./config.js";
-import { cronTool } from "./cron-tool.js";
+import { type NewJob, addJob, cronTool } from "./cron-tool.js";
 import { type Job, jobJson, storedJobs } from "./jobs.js";
 import { CronScheduler } from "./scheduler.js";
+
+/** What the feature offers its embedder and the CLI (`picoclaw cron`): the jobs, as the routes see them. */
+export interface CronApi {
+  list(): Promise<Job[]>;
+  /** The job, or what is wrong with the request (as the tool says it). */
+  add(input: NewJob): Promise<Job | string>;
+  /** False when there is no such job. */
+  remove(id: string): Promise<boolean>;
+}
+
+/** `POST /v1/cron`'s body: a job for a session, with the tool's schedule arguments. */
+const newJobBody = z.strictObject({
+  session_key: z.string(),
+  message: z.string().min(1),
+  at_seconds: z.int().optional(),
+  every_seconds: z.int().optional(),
+  cron_expr: z.string().optional(),
+  tz: z.string().optional(),
+});
 
 /** When a job's run starts, the agent is told which job it is, and when it was due; then the job's message. */
 export function runMessage(job: Job, dueMs: number, lateMs: number): string {
@@ -54,17 +76,47 @@ export const cronFeature = defineFeature({
         await host.history.append(job.sessionKey, [{ role: "system", content, record: { type: "cron", ...record } }]);
       },
     });
+    const api: CronApi = {
+      list: async () => sorted((await storedJobs(host.state)).map(({ job }) => job)),
+      add: async (input) => {
+        const job = await addJob(host.state, limits, host.clock.now(), input);
+        if (typeof job !== "string") scheduler.arm();
+        return job;
+      },
+      remove: async (id) => {
+        const removed = (await host.state.get(id)) !== undefined && (await host.state.delete(id));
+        if (removed) scheduler.arm();
+        return removed;
+      },
+    };
     return {
+      api,
       origin: () => BUILT_IN_ORIGIN,
       tools: [cronTool({ state: host.state, limits, now: () => host.clock.now(), changed: () => scheduler.arm() })],
       routes: [
         {
           method: "GET",
           path: "/v1/cron",
-          handle: async () => {
-            const jobs = (await storedJobs(host.state)).map(({ job }) => job);
-            jobs.sort((a, b) => (a.nextRunAtMs ?? Number.POSITIVE_INFINITY) - (b.nextRunAtMs ?? Number.POSITIVE_INFINITY) || (a.id < b.id ? -1 : 1));
-            return { json: { jobs: jobs.map(jobJson) } };
+          handle: async () => ({ json: { jobs: (await api.list()).map(jobJson) } }),
+        },
+        {
+          method: "POST",
+          path: "/v1/cron",
+          handle: async (request) => {
+            const body = newJobBody.safeParse(request.json, { reportInput: true });
+            if (!body.success) throw new RequestError("invalid_request", describeIssues(body.error).join("; "));
+            const { session_key, message, ...schedule } = body.data;
+            const parts = parseSessionKey(session_key);
+            if (!parts || parts.subagents.length > 0 || isTransientKey(session_key)) {
+              throw new RequestError(
+                "invalid_request",
+                `session_key: ${JSON.stringify(session_key)} is not a conversation's session key (agent:<agent>:<channel>:<chat>)`,
+              );
+            }
+            if (!host.agents.has(parts.agentId)) throw new RequestError("agent_not_found", `unknown agent "${parts.agentId}"`);
+            const job = await api.add({ sessionKey: session_key, agentId: parts.agentId, message, schedule });
+            if (typeof job === "string") throw new RequestError("invalid_request", job);
+            return { json: { job: jobJson(job) }, status: 201 };
           },
         },
         {
@@ -72,9 +124,7 @@ export const cronFeature = defineFeature({
           path: "/v1/cron/:id",
           handle: async (request) => {
             const id = request.params.id ?? "";
-            const entry = await host.state.get(id);
-            if (!entry || !(await host.state.delete(id))) throw new RequestError("not_found", `there is no scheduled job ${JSON.stringify(id)}`);
-            scheduler.arm();
+            if (!(await api.remove(id))) throw new RequestError("not_found", `there is no scheduled job ${JSON.stringify(id)}`);
             return { json: { removed: true, id } };
           },
         },
@@ -84,3 +134,8 @@ export const cronFeature = defineFeature({
     };
   },
 });
+
+/** Jobs by their next run (those without one last), then by id. */
+function sorted(jobs: Job[]): Job[] {
+  return jobs.sort((a, b) => (a.nextRunAtMs ?? Number.POSITIVE_INFINITY) - (b.nextRunAtMs ?? Number.POSITIVE_INFINITY) || (a.id < b.id ? -1 : 1));
+}
