@@ -24,6 +24,8 @@ interface Setup extends Omit<HarnessOptions, "config"> {
   timer?: Timer;
   /** Start the channel with another token than the one the fake API knows. */
   botToken?: string;
+  /** Scripts the fake Bot API before the channel starts (so its first calls already get it). */
+  before?: (api: FakeBotApi) => void;
 }
 
 async function telegramGateway(setup: Setup = {}) {
@@ -38,6 +40,7 @@ async function telegramGateway(setup: Setup = {}) {
       channel_list: [{ type: "telegram", token: "${TELEGRAM_BOT_TOKEN}", allow_from: [ALICE.id], api_root: api.url, ...setup.channel }],
     },
   });
+  setup.before?.(api);
   const failures = await h.runtime.start();
   onTestFinished(() => {
     for (const line of h.logger.lines) expect(line.message).not.toContain(TOKEN);
@@ -274,8 +277,7 @@ describe("the Telegram channel", () => {
 
   it("a token refused while polling (revoked) stops the bot loudly instead of retrying for ever", async () => {
     const timers = new ManualTimers();
-    const { api, h } = await telegramGateway({ timer: timers.timer });
-    api.fail("getUpdates", { status: 401, description: "Unauthorized" });
+    const { api, h } = await telegramGateway({ timer: timers.timer, before: (api) => api.fail("getUpdates", { status: 401, description: "Unauthorized" }) });
     await eventually(() =>
       expect(h.logger.lines).toContainEqual({
         level: "error",

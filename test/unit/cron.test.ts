@@ -43,12 +43,15 @@ async function tool(h: Harness, session: string, args: Record<string, unknown>):
 
 const jobs = async (h: Harness): Promise<any[]> => (await jsonOf(await h.request("/v1/cron"))).jobs;
 
-/** Moves the clock to `ms` and runs out the scheduler's timer, then waits until it has armed the next. */
-async function moveTo(clock: ManualClock, timers: ManualTimers, ms: number): Promise<void> {
+/** Moves the clock to `ms` and runs out the scheduler's timer, then waits until it has armed the next (or has none left to arm: no job is due any more). */
+async function moveTo(h: Harness, clock: ManualClock, timers: ManualTimers, ms: number): Promise<void> {
   clock.advance(ms - clock.now());
   const before = timers.started.length;
   timers.fireAll();
-  await waitFor("the scheduler to arm its next timer", () => timers.started.length > before);
+  await waitFor(
+    "the scheduler to arm its next timer, or have nothing left",
+    async () => timers.started.length > before || (await jobs(h)).every((job) => job.next_run_at === null),
+  );
 }
 
 const userTexts = async (h: Harness, session: string) =>
@@ -68,9 +71,9 @@ describe("the cron tool and the schedule", () => {
       session_key: KEY("alice"),
       next_run_at: "2026-12-01T10:00:05.000Z",
     });
-    await moveTo(clock, timers, T0 + 4_000);
+    await moveTo(h, clock, timers, T0 + 4_000);
     expect(await userTexts(h, "alice")).toHaveLength(1);
-    await moveTo(clock, timers, T0 + 5_000);
+    await moveTo(h, clock, timers, T0 + 5_000);
     await waitFor("the run", async () => (await userTexts(h, "alice")).length === 2);
     expect((await userTexts(h, "alice"))[1]).toBe(
       `[Scheduled job "Stand up and stretch." (id ${job.id}), due 2026-12-01T10:00:05.000Z]\nStand up and stretch.`,
@@ -84,14 +87,14 @@ describe("the cron tool and the schedule", () => {
     await tool(h, "s", { action: "add", message: "ping", every_seconds: 60 });
     const [job] = await jobs(h);
     expect(await tool(h, "s", { action: "list" })).toBe(`Scheduled jobs:\n- ping (id: ${job.id}, every 60s)`);
-    await moveTo(clock, timers, T0 + 60_000);
+    await moveTo(h, clock, timers, T0 + 60_000);
     await waitFor("the first run", async () => (await userTexts(h, "s")).length === 3);
-    await moveTo(clock, timers, T0 + 120_000);
+    await moveTo(h, clock, timers, T0 + 120_000);
     await waitFor("the second run", async () => (await userTexts(h, "s")).length === 4);
     const res = await h.request(`/v1/cron/${job.id}`, { method: "DELETE" });
     expect(await jsonOf(res)).toEqual({ removed: true, id: job.id });
     expect((await h.request(`/v1/cron/${job.id}`, { method: "DELETE" })).status).toBe(404);
-    await moveTo(clock, timers, T0 + 180_000);
+    await moveTo(h, clock, timers, T0 + 180_000);
     expect(await userTexts(h, "s")).toHaveLength(4);
   });
 

@@ -6,7 +6,7 @@ import type { Timer } from "../../signals.js";
 import { type Job, type StoredJob, storedJobs } from "./jobs.js";
 import { nextDue } from "./schedule.js";
 
-/** The longest one timer waits; it is armed again then (jobs another gateway added are seen at least this often). */
+/** The longest one timer waits; it is armed again then (while there are jobs, those another gateway added are seen at least this often). */
 const MAX_SLEEP_MS = 60 * 60_000;
 
 export interface SchedulerParts {
@@ -72,7 +72,9 @@ export class CronScheduler {
     const armed = storedJobs(this.parts.state).then((jobs) => {
       if (this.stopped) return;
       const due = jobs.flatMap(({ job }) => (job.enabled && job.nextRunAtMs !== undefined ? [job.nextRunAtMs] : []));
-      const wait = due.length === 0 ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, Math.min(...due) - this.parts.clock.now()));
+      // Nothing to run: no timer (a job added here arms it again).
+      if (due.length === 0) return;
+      const wait = Math.min(MAX_SLEEP_MS, Math.max(0, Math.min(...due) - this.parts.clock.now()));
       this.cancel?.();
       this.cancel = this.parts.timer(wait, () => this.tick());
     });
