@@ -159,9 +159,8 @@ async function inStore(loaded: LoadedConfig, log: { logger: Logger; redact: Reda
     await runtime.close(0);
     throw new GatewayAnswer("cron is not installed in this gateway");
   }
-  const { jobJson } = await import("./features/cron/jobs.js");
   return {
-    list: async () => (await api.list()).map((job) => jobJson(job) as JobJson),
+    list: async () => (await api.list()).map((job) => api.toJson(job) as JobJson),
     add: async (body) => {
       const key = String(body.session_key);
       const agentId = key.split(":")[1] ?? "";
@@ -173,7 +172,7 @@ async function inStore(loaded: LoadedConfig, log: { logger: Logger; redact: Reda
         schedule: body as { at_seconds?: number; every_seconds?: number; cron_expr?: string; tz?: string },
       });
       if (typeof job === "string") throw new RequestError("invalid_request", job);
-      return jobJson(job) as JobJson;
+      return api.toJson(job) as JobJson;
     },
     remove: (id) => api.remove(id),
     close: () => runtime.close(0),

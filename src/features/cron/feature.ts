@@ -15,6 +15,8 @@ export interface CronApi {
   add(input: NewJob): Promise<Job | string>;
   /** False when there is no such job. */
   remove(id: string): Promise<boolean>;
+  /** A job as the HTTP API shows it. */
+  toJson(job: Job): Record<string, unknown>;
 }
 
 /** `POST /v1/cron`'s body: a job for a session, with the tool's schedule arguments. */
@@ -88,6 +90,7 @@ export const cronFeature = defineFeature({
         if (removed) scheduler.arm();
         return removed;
       },
+      toJson: jobJson,
     };
     return {
       api,
