@@ -216,6 +216,8 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
           keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
           maxConnections: limits.max_connections,
           streamQueueBytes: limits.stream_queue_bytes,
+          idempotencyKeys: limits.idempotency_keys,
+          idempotencyBytes: limits.idempotency_bytes,
         },
       });
     } catch (error) {

@@ -283,6 +283,10 @@ export const gatewaySchema = z
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)
           .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),
+        idempotency_keys: int(0, 1_000_000)
+          .default(1_000)
+          .describe("Idempotency-Key answers of the OpenAI-compatible routes kept (10 minutes each) at most; the oldest go first. 0 keeps none."),
+        idempotency_bytes: int(0, 1_073_741_824).default(16_777_216).describe("Bytes of those answers kept at most, all together; the oldest go first."),
       })
       .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
         path: ["headers_timeout_ms"],

@@ -10,7 +10,8 @@ import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
-import { errorAnswer, failureOf } from "./errors.js";
+import { errorAnswer, failureOf, retryHeaders } from "./errors.js";
+import { type IdempotencyLimits, IdempotencyStore, idempotent } from "./idempotency.js";
 import { eventsStream } from "./events-route.js";
 import { decideApproval, listApprovals } from "./approvals-route.js";
 import { historyPage } from "./history-route.js";
@@ -43,6 +44,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Times the heartbeats of streamed answers (default: real timers; tests run them out themselves). */
   heartbeatTimer?: Timer;
+  /** Idempotency-Key answers kept (gateway.limits.idempotency_keys / idempotency_bytes). */
+  idempotency?: IdempotencyLimits;
   /** Bytes a streamed answer holds that its client has not read (gateway.limits.stream_queue_bytes; default 8 MiB); past it the stream is cut and its turn aborted. */
   streamQueueBytes?: number;
   /** The chat page served at `GET /` (without it, `/` is 404). */
@@ -63,13 +66,15 @@ const chatBody = z.strictObject({
  * The HTTP face of the runtime (README, "HTTP API"). Nothing below the gateway knows
  * about hono; every error leaves as `{"error":{"code","message"}}`.
  */
+const DEFAULT_IDEMPOTENCY: IdempotencyLimits = { maxKeys: 1_000, maxBytes: 16_777_216 };
+
 export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   const app = new Hono();
   const logger = opts.logger ?? silentLogger;
 
   app.onError((error, c) => {
     const failure = failureOf(error, `${c.req.method} ${c.req.path}`, logger);
-    return errorAnswer(c, failure.status, failure.code, failure.message);
+    return errorAnswer(c, failure.status, failure.code, failure.message, retryHeaders(error));
   });
   app.notFound((c) => errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`));
 
@@ -128,6 +133,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 
+  // A client's retry with the same Idempotency-Key gets the first answer, never a second turn.
+  app.use("/v1/chat/completions", idempotent(new IdempotencyStore(opts.idempotency ?? DEFAULT_IDEMPOTENCY)));
   mountOpenAi(app, runtime, streams);
 
   mountFeatureRoutes(app, runtime.routes(), { token, maxBodyBytes: MAX_BODY_BYTES });

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { type ErrorCode, PicoclawError, messageOf } from "../errors.js";
+import { type ErrorCode, ModelError, PicoclawError, messageOf } from "../errors.js";
 import type { Logger } from "../log.js";
 
 /**
@@ -42,9 +42,24 @@ export function errorBody(code: string, message: string): { error: { code: strin
   return { error: { code, message } };
 }
 
-/** Routes of the OpenAI-compatible API: their errors are in OpenAI's shape, for the clients made for it. */
+/** Routes of the OpenAI-compatible API (and OpenAI's paths this gateway does not serve): their errors are in OpenAI's shape, for the clients made for it. */
 export function isOpenAiPath(path: string): boolean {
-  return path === "/v1/models" || path.startsWith("/v1/models/") || path === "/v1/chat/completions";
+  return /^\/v1\/(models|responses|chat\/completions|completions|embeddings)(\/|$)/.test(path);
+}
+
+/**
+ * What tells a client whether trying again can help: `x-should-retry:
+ * false` for a failure a retry cannot fix (the model refused the request or
+ * the key, a conflict), `retry-after` when the provider said how long to
+ * wait. OpenAI's SDKs read both.
+ */
+export function retryHeaders(error: unknown): Record<string, string> {
+  if (error instanceof ModelError) {
+    const wait: Record<string, string> = error.retryAfterMs === undefined ? {} : { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))) };
+    return error.retryable ? wait : { "x-should-retry": "false", ...wait };
+  }
+  if (error instanceof PicoclawError && (error.code === "conflict" || error.code === "state_full")) return { "x-should-retry": "false" };
+  return {};
 }
 
 /** OpenAI's error body: `{"error":{"message","type","code"}}`, the type from the status as OpenAI words it. */
@@ -53,9 +68,9 @@ export function openAiErrorBody(status: number, code: string, message: string): 
   return { error: { message, type, code } };
 }
 
-/** An error answer, in the shape the route's clients read. */
-export function errorAnswer(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
-  return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, message) : errorBody(code, message), status);
+/** An error answer, in the shape the route's clients read, with its retry hints. */
+export function errorAnswer(c: Context, status: ContentfulStatusCode, code: string, message: string, headers: Record<string, string> = {}): Response {
+  return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, message) : errorBody(code, message), status, headers);
 }
 
 /** What a failed request says (`{code, message}` and its status), logged once: a warning at 500 and above, the cause of anything that is not ours. */

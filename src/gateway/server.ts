@@ -21,6 +21,9 @@ export interface ServerLimits {
   maxConnections: number;
   /** Bytes a streamed answer holds that its client has not read; past it the stream is cut and its turn aborted. */
   streamQueueBytes: number;
+  /** Idempotency-Key answers kept at most, and their bytes together. */
+  idempotencyKeys: number;
+  idempotencyBytes: number;
 }
 
 /** The limits when none are given: the same as the config's defaults (a test holds them equal). */
@@ -30,6 +33,8 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1_000,
   streamQueueBytes: ANSWER_QUEUE_BYTES,
+  idempotencyKeys: 1_000,
+  idempotencyBytes: 16_777_216,
 };
 
 export interface GatewayOptions {
@@ -83,6 +88,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     allowedOrigins: opts.allowedOrigins,
     allowedHosts: opts.allowedHosts,
     streamQueueBytes: limits.streamQueueBytes,
+    idempotency: { maxKeys: limits.idempotencyKeys, maxBytes: limits.idempotencyBytes },
     ...(opts.page ? { page: opts.page } : {}),
   });
   const server = createAdaptorServer({

@@ -107,6 +107,8 @@ describe("the server's limits", () => {
       keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
       maxConnections: limits.max_connections,
       streamQueueBytes: limits.stream_queue_bytes,
+      idempotencyKeys: limits.idempotency_keys,
+      idempotencyBytes: limits.idempotency_bytes,
     }).toEqual(DEFAULT_LIMITS);
     // Seconds, not node's minutes.
     expect(DEFAULT_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(10_000);

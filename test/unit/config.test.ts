@@ -17,7 +17,15 @@ describe("config file lookup", () => {
       token: "",
       allowed_origins: [],
       allowed_hosts: [],
-      limits: { headers_timeout_ms: 10_000, request_timeout_ms: 30_000, keep_alive_timeout_ms: 5_000, max_connections: 1_000, stream_queue_bytes: 8_388_608 },
+      limits: {
+        headers_timeout_ms: 10_000,
+        request_timeout_ms: 30_000,
+        keep_alive_timeout_ms: 5_000,
+        max_connections: 1_000,
+        stream_queue_bytes: 8_388_608,
+        idempotency_keys: 1_000,
+        idempotency_bytes: 16_777_216,
+      },
     });
     expect(loaded.config.agents.default).toBe("main");
     expect(loaded.config.agents.defaults).toEqual({

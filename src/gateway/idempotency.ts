@@ -1,0 +1,153 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { openAiErrorBody } from "./errors.js";
+
+/**
+ * `Idempotency-Key` on the OpenAI-compatible POST routes: a client that
+ * sends a request again with the same key (an SDK retrying after a timeout)
+ * gets the first answer back, replayed (a stream too), instead of a second
+ * turn; while the first still runs it gets `409` (with `retry-after`). Keys
+ * are kept 10 minutes, at most `maxKeys` of them and `maxBytes` of answers
+ * together (the oldest go first). A first request its client left before the
+ * answer (nothing was delivered) is forgotten, so the retry runs; an answer
+ * too large to keep leaves a marker, and a repeat is told so (`409`) rather
+ * than run again.
+ */
+
+export const IDEMPOTENCY_TTL_MS = 10 * 60_000;
+/** The most bytes one kept answer may take; a larger one leaves only its marker. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+type Entry =
+  | { state: "running"; expiresAt: number }
+  | { state: "done"; expiresAt: number; status: number; contentType: string; body: string; bytes: number }
+  | { state: "too-large"; expiresAt: number };
+
+export interface IdempotencyLimits {
+  maxKeys: number;
+  maxBytes: number;
+}
+
+export class IdempotencyStore {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(
+    private readonly limits: IdempotencyLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  start(key: string): void {
+    this.set(key, { state: "running", expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+  }
+
+  finish(key: string, status: number, contentType: string, body: string): void {
+    const bytes = Buffer.byteLength(body);
+    const expiresAt = this.now() + IDEMPOTENCY_TTL_MS;
+    this.set(key, bytes > MAX_ANSWER_BYTES ? { state: "too-large", expiresAt } : { state: "done", expiresAt, status, contentType, body, bytes });
+  }
+
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    if (entry.state === "done") this.bytes -= entry.bytes;
+    this.entries.delete(key);
+  }
+
+  /** An answer too large to keep: only its marker stays. */
+  tooLarge(key: string): void {
+    this.set(key, { state: "too-large", expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+  }
+
+  private set(key: string, entry: Entry): void {
+    this.delete(key);
+    this.entries.set(key, entry);
+    if (entry.state === "done") this.bytes += entry.bytes;
+    // Oldest first (the map's order): expired ones go, then whatever is past the bounds; a running one stays (its request holds it).
+    const now = this.now();
+    for (const [k, e] of [...this.entries]) {
+      const over = this.entries.size > this.limits.maxKeys || this.bytes > this.limits.maxBytes;
+      if (!over && e.expiresAt > now) break;
+      if (k !== key && e.state !== "running") this.delete(k);
+    }
+  }
+}
+
+/** The middleware of one route: keyed by the route and the client's key. */
+export function idempotent(store: IdempotencyStore): MiddlewareHandler {
+  return async (c: Context, next) => {
+    const given = c.req.header("idempotency-key");
+    if (c.req.method !== "POST" || given === undefined || given.trim() === "") return next();
+    if (given.length > 256) {
+      return c.json(openAiErrorBody(400, "invalid_request", "Idempotency-Key: at most 256 characters"), 400);
+    }
+    const key = `${c.req.path}\u0000${given}`;
+    const found = store.get(key);
+    if (found?.state === "running") {
+      c.header("retry-after", "1");
+      return c.json(openAiErrorBody(409, "idempotency_conflict", "a request with this Idempotency-Key is still being answered; try again shortly"), 409);
+    }
+    if (found?.state === "too-large") {
+      c.header("x-should-retry", "false");
+      return c.json(
+        openAiErrorBody(409, "idempotency_conflict", "a request with this Idempotency-Key was answered already; its answer was too large to keep"),
+        409,
+      );
+    }
+    if (found?.state === "done") {
+      return new Response(found.body, { status: found.status, headers: { "content-type": found.contentType, "idempotent-replayed": "true" } });
+    }
+    store.start(key);
+    const signal = c.req.raw.signal;
+    try {
+      await next();
+    } catch (error) {
+      store.delete(key);
+      throw error;
+    }
+    const res = c.res;
+    const contentType = res.headers.get("content-type") ?? "application/json";
+    if (!res.body || !contentType.startsWith("text/event-stream")) {
+      if (signal.aborted) store.delete(key);
+      else store.finish(key, res.status, contentType, await res.clone().text());
+      return;
+    }
+    // A stream: copied as it is sent (at the client's pace), kept once it ended whole; one its client left is forgotten (it may run again).
+    let finished = false;
+    const forget = () => {
+      if (!finished) store.delete(key);
+    };
+    signal.addEventListener("abort", forget, { once: true });
+    const decoder = new TextDecoder();
+    let kept: string[] = [];
+    let size = 0;
+    const copy = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > MAX_ANSWER_BYTES) kept = [];
+        else kept.push(decoder.decode(chunk, { stream: true }));
+        controller.enqueue(chunk);
+      },
+      flush() {
+        finished = true;
+        signal.removeEventListener("abort", forget);
+        if (signal.aborted) store.delete(key);
+        else if (size > MAX_ANSWER_BYTES) store.tooLarge(key);
+        else store.finish(key, res.status, contentType, kept.join("") + decoder.decode());
+      },
+    });
+    c.res = new Response(res.body.pipeThrough(copy), { status: res.status, headers: res.headers });
+  };
+}

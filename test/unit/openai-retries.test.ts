@@ -1,0 +1,125 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the routes' JSON, read as the tests check it
+/**
+ * Retries that never run a turn twice, on the OpenAI-compatible route: a
+ * repeat of a POST with the same Idempotency-Key gets the first answer
+ * (a stream replayed), `409` with `retry-after` while the first still runs;
+ * a first request whose client left is forgotten, so its retry runs. A
+ * model's 4xx answers `x-should-retry: false`; OpenAI's paths this gateway
+ * does not serve are 404 in OpenAI's error shape.
+ */
+import { describe, expect, it } from "vitest";
+import { harness, jsonOf } from "../support/project.js";
+import { WireModel, wireConfig } from "../support/wire-model.js";
+import { waitFor, within } from "../support/wait.js";
+
+function gateway() {
+  const model = new WireModel();
+  const h = harness({ config: wireConfig(), models: { fetch: model.fetch } });
+  const turns: string[] = [];
+  h.runtime.on("turn.start", (e) => turns.push(e.turnId));
+  const post = (body: Record<string, unknown>, key?: string, signal?: AbortSignal) =>
+    h.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(key ? { "idempotency-key": key } : {}) },
+      body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }], ...body }),
+      ...(signal ? { signal } : {}),
+    });
+  return { h, model, turns, post };
+}
+
+describe("Idempotency-Key on POST /v1/chat/completions", () => {
+  it("a repeat gets the first answer, replayed, and no second turn; another key runs its own", async () => {
+    const { model, turns, post } = gateway();
+    const first = post({}, "key-1");
+    (await model.call(1)).text("only once");
+    model.calls[0]!.finish();
+    const answer = await jsonOf(await first);
+    expect(answer.choices[0].message.content).toBe("only once");
+    const again = await post({}, "key-1");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await jsonOf(again)).toEqual(answer);
+    expect(turns).toHaveLength(1);
+    const other = post({}, "key-2");
+    (await model.call(2)).text("second");
+    model.calls[1]!.finish();
+    expect((await jsonOf(await other)).choices[0].message.content).toBe("second");
+    expect(turns).toHaveLength(2);
+  });
+
+  it("while the first still runs, a repeat is 409 with retry-after; then the answer", async () => {
+    const { model, turns, post } = gateway();
+    const first = post({}, "slow");
+    await model.call(1);
+    const early = await post({}, "slow");
+    expect(early.status).toBe(409);
+    expect(early.headers.get("retry-after")).toBe("1");
+    expect((await jsonOf(early)).error).toMatchObject({ code: "idempotency_conflict", type: "invalid_request_error" });
+    model.calls[0]!.text("done");
+    model.calls[0]!.finish();
+    await first;
+    expect((await jsonOf(await post({}, "slow"))).choices[0].message.content).toBe("done");
+    expect(turns).toHaveLength(1);
+  });
+
+  it("a streamed answer is replayed whole", async () => {
+    const { model, turns, post } = gateway();
+    const first = post({ stream: true }, "streamed");
+    const call = await model.call(1);
+    call.text("stre");
+    call.text("amed");
+    call.finish();
+    const text = await (await first).text();
+    expect(text).toContain("[DONE]");
+    const replay = await post({ stream: true }, "streamed");
+    expect(replay.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await replay.text()).toBe(text);
+    expect(turns).toHaveLength(1);
+  });
+
+  it("a first request whose client left before the answer is forgotten: the retry runs", async () => {
+    const { model, turns, post } = gateway();
+    const gone = new AbortController();
+    const first = post({}, "left", gone.signal).catch(() => "cut off");
+    await model.call(1);
+    gone.abort();
+    await first;
+    await waitFor("the first turn to end", () => model.calls[0]!.aborted);
+    const retry = post({}, "left");
+    (await model.call(2)).text("again");
+    model.calls[1]!.finish();
+    expect((await jsonOf(await within("the retry", retry))).choices[0].message.content).toBe("again");
+    expect(turns).toHaveLength(2);
+  });
+});
+
+describe("retry hints and OpenAI's error shape", () => {
+  it("a model's 400 answers x-should-retry: false", async () => {
+    const h = harness({
+      config: wireConfig(),
+      models: {
+        fetch: async () =>
+          new Response(JSON.stringify({ error: { message: "bad request" } }), { status: 400, headers: { "content-type": "application/json" } }),
+      },
+    });
+    const res = await h.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(502);
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    expect((await jsonOf(res)).error).toMatchObject({ code: "model_bad_request", type: "server_error" });
+    const chat = await h.chat({ message: "hi" });
+    expect(chat.status).toBe(502);
+  });
+
+  it("OpenAI's paths this gateway does not serve are 404 in OpenAI's shape", async () => {
+    const h = harness({});
+    for (const path of ["/v1/responses", "/v1/embeddings", "/v1/completions"]) {
+      const res = await h.request(path, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(res.status, path).toBe(404);
+      expect((await jsonOf(res)).error, path).toMatchObject({ type: "invalid_request_error", code: "not_found" });
+    }
+    expect((await jsonOf(await h.request("/v1/nothing-here"))).error).toEqual({ code: "not_found", message: "no route for GET /v1/nothing-here" });
+  });
+});
