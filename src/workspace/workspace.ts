@@ -149,6 +149,28 @@ export class Workspace {
   }
 
   /** Opens a regular file for reading; the caller closes `handle`. */
+  /**
+   * The start of a text file (its first `maxBytes`, a character cut in two
+   * left out) and its whole size; undefined when there is no such file. What
+   * the workspace refuses (a symlink out, a directory) throws as openFile does.
+   */
+  async readStart(input: string, maxBytes: number): Promise<{ text: string; size: number } | undefined> {
+    let opened: OpenedFile;
+    try {
+      opened = await this.openFile(input);
+    } catch (error) {
+      if (error instanceof WorkspaceError && error.missing) return undefined;
+      throw error;
+    }
+    try {
+      const buffer = Buffer.alloc(Math.min(opened.size, maxBytes));
+      const { bytesRead } = await opened.handle.read(buffer, 0, buffer.length, 0);
+      return { text: new TextDecoder().decode(buffer.subarray(0, bytesRead), { stream: true }), size: opened.size };
+    } finally {
+      await opened.handle.close();
+    }
+  }
+
   async openFile(input: string): Promise<OpenedFile> {
     // O_NONBLOCK: opening a FIFO returns at once (and is refused below) instead of waiting for a writer.
     const { handle, absolute, real } = await this.openChecked(input, O_RDONLY | O_NONBLOCK | O_NOCTTY, "read", "open");

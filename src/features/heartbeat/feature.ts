@@ -1,8 +1,6 @@
 import { ConfigError, messageOf } from "../../errors.js";
 import { defineFeature } from "../../port/feature.js";
 import { sessionKeyFor } from "../../session/key.js";
-import type { Workspace } from "../../workspace/workspace.js";
-import { WorkspaceError } from "../../workspace/workspace.js";
 import { heartbeatFromPicoclaw, heartbeatSection } from "./config.js";
 import { NOTHING_TO_TELL, heartbeatMessage, heartbeatTasks } from "./tasks.js";
 
@@ -45,7 +43,7 @@ export const heartbeatFeature = defineFeature({
       if (running) return "busy";
       running = true;
       try {
-        const tasks = heartbeatTasks((await readHeartbeat(await host.workspace(agent.id))) ?? "");
+        const tasks = heartbeatTasks((await (await host.workspace(agent.id)).readStart("HEARTBEAT.md", MAX_FILE_BYTES))?.text ?? "");
         if (tasks === undefined) return "idle";
         const stop = host.holdStop(sessionKey);
         try {
@@ -82,21 +80,3 @@ export const heartbeatFeature = defineFeature({
     };
   },
 });
-
-/** HEARTBEAT.md of the workspace (its first MAX_FILE_BYTES), or undefined when there is none. */
-async function readHeartbeat(workspace: Workspace): Promise<string | undefined> {
-  let opened: Awaited<ReturnType<Workspace["openFile"]>>;
-  try {
-    opened = await workspace.openFile("HEARTBEAT.md");
-  } catch (error) {
-    if (error instanceof WorkspaceError) return undefined;
-    throw error;
-  }
-  try {
-    const buffer = Buffer.alloc(Math.min(opened.size, MAX_FILE_BYTES));
-    const { bytesRead } = await opened.handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead).toString("utf8");
-  } finally {
-    await opened.handle.close();
-  }
-}

@@ -2,7 +2,6 @@ import { cutToBytes } from "../../bytes.js";
 import { defineFeature } from "../../port/feature.js";
 import type { PromptSection } from "../../port/prompt.js";
 import type { Workspace } from "../../workspace/workspace.js";
-import { WorkspaceError } from "../../workspace/workspace.js";
 import { promptFilesSection } from "./config.js";
 
 const SECTION = "agents.defaults.prompt_files";
@@ -46,22 +45,10 @@ export const promptFilesFeature = defineFeature({
 
 /** A text file of the workspace, cut at a line to `maxBytes` (saying so), or undefined when missing. */
 async function readText(workspace: Workspace, name: string, maxBytes: number): Promise<string | undefined> {
-  let opened: Awaited<ReturnType<Workspace["openFile"]>>;
-  try {
-    opened = await workspace.openFile(name);
-  } catch (error) {
-    if (error instanceof WorkspaceError && error.missing) return undefined;
-    throw error;
-  }
-  try {
-    const length = Math.min(opened.size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await opened.handle.read(buffer, 0, length, 0);
-    const text = cutToBytes(buffer.subarray(0, bytesRead).toString("utf8"), maxBytes);
-    if (opened.size <= maxBytes) return text;
-    const line = text.lastIndexOf("\n");
-    return `${line > 0 ? text.slice(0, line) : text}\n[${name} was cut here: it is ${opened.size} bytes, over agents.defaults.prompt_files.max_bytes (${maxBytes}).]`;
-  } finally {
-    await opened.handle.close();
-  }
+  const read = await workspace.readStart(name, maxBytes);
+  if (read === undefined) return undefined;
+  const text = cutToBytes(read.text, maxBytes);
+  if (read.size <= maxBytes) return text;
+  const line = text.lastIndexOf("\n");
+  return `${line > 0 ? text.slice(0, line) : text}\n[${name} was cut here: it is ${read.size} bytes, over agents.defaults.prompt_files.max_bytes (${maxBytes}).]`;
 }
