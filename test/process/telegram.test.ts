@@ -228,7 +228,8 @@ describe("the Telegram channel", () => {
       expect(found).toBeDefined();
       return found!;
     });
-    expect(api.callsOf("sendChatAction")).toHaveLength(1);
+    // The first "typing" is sent as the timer is armed: it may still be on its way.
+    await eventually(() => expect(api.callsOf("sendChatAction")).toHaveLength(1));
     beat.fire();
     await eventually(() => expect(api.callsOf("sendChatAction")).toHaveLength(2));
     api.message("/stop", ALICE);
