@@ -29,7 +29,7 @@ const xml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").
  */
 export const skillsFeature = defineFeature({
   name: "skills",
-  needs: ["workspace", "locations", "logger"],
+  needs: ["workspace", "locations", "logger", "clock"],
   config: {
     sections: { [SECTION]: skillsSection },
     fromPicoclaw: { [SECTION]: skillsFromPicoclaw },
@@ -38,7 +38,7 @@ export const skillsFeature = defineFeature({
   setup(host, config) {
     const section = config.sections[SECTION];
     if (!section.enabled) return {};
-    const folders = new SkillFolders(section.max_skills, (message) => host.logger.warn(message));
+    const folders = new SkillFolders(section.max_skills, (message) => host.logger.warn(message), () => host.clock.now());
     const globalRoot = host.locations.home === undefined ? undefined : path.join(host.locations.home, "skills");
     const builtinRoot = host.locations.builtinSkills;
     const skillsOf = async (agent: AgentDefinition): Promise<Skill[]> => {

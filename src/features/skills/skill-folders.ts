@@ -33,18 +33,32 @@ interface Cached {
   head: SkillHead | { problem: string };
 }
 
+/** How long an operator's folder's listing is used before it is read again (a workspace's is read every turn). */
+export const FOLDER_TTL_MS = 2000;
+
 export class SkillFolders {
   private readonly cache = new Map<string, Cached>();
+  /** The operator's folders as last read, and when. */
+  private readonly folders = new Map<string, { at: number; skills: Skill[] }>();
   /** Problems already warned about (by path and time): each is said once. */
   private readonly warned = new Set<string>();
 
   constructor(
     private readonly max: number,
     private readonly warn: (message: string) => void,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** The skills of an operator's folder (none when it does not exist). */
+  /** The skills of an operator's folder (none when it does not exist), read again at most every FOLDER_TTL_MS: it changes rarely, and every turn asks. */
   async ofFolder(root: string, source: SkillSource): Promise<Skill[]> {
+    const known = this.folders.get(root);
+    if (known && this.now() - known.at < FOLDER_TTL_MS) return known.skills;
+    const skills = await this.readFolder(root, source);
+    this.folders.set(root, { at: this.now(), skills });
+    return skills;
+  }
+
+  private async readFolder(root: string, source: SkillSource): Promise<Skill[]> {
     let names: string[];
     try {
       names = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
