@@ -72,7 +72,12 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
   /** The request exactly as it goes on the wire. */
   wire(request: ModelRequest): WireRequest {
     const cache = this.entry.cache === true;
-    const { system, messages } = toAnthropic(request.messages, { vision: this.vision, cache });
+    const sampling = request.sampling;
+    // Anthropic's Messages API has no response_format: the structure is asked for in the system prompt, last.
+    const structured = sampling?.responseFormat
+      ? [...request.messages, { role: "system" as const, content: structureNote(sampling.responseFormat) }]
+      : request.messages;
+    const { system, messages } = toAnthropic(structured, { vision: this.vision, cache });
     const body: Record<string, unknown> = {
       model: this.entry.model,
       max_tokens: this.entry.max_tokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -82,6 +87,13 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
     if (request.tools.length > 0) body.tools = toAnthropicTools(request.tools, cache);
     if (this.entry.thinking) body.thinking = { type: "enabled", budget_tokens: this.entry.thinking.budget_tokens };
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
+    if (sampling) {
+      if (sampling.temperature !== undefined && !this.entry.thinking) body.temperature = sampling.temperature;
+      if (sampling.topP !== undefined) body.top_p = sampling.topP;
+      if (sampling.maxTokens !== undefined) body.max_tokens = sampling.maxTokens;
+      if (sampling.stop !== undefined) body.stop_sequences = sampling.stop;
+      if (sampling.parallelToolCalls === false && request.tools.length > 0) body.tool_choice = { type: "auto", disable_parallel_tool_use: true };
+    }
     if (this.stream) body.stream = true;
     return {
       url: this.url,
@@ -90,4 +102,10 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
       read: readMessage,
     };
   }
+}
+
+/** The instruction that asks an Anthropic model for a structured answer (its API takes no response_format). */
+export function structureNote(format: NonNullable<ModelRequest["sampling"]>["responseFormat"] & object): string {
+  if (format.type === "json_object") return "Answer with one JSON object and nothing else: no prose, no code fence.";
+  return `Answer with one JSON value and nothing else (no prose, no code fence) that matches this JSON Schema, named "${format.name}":\n${JSON.stringify(format.schema)}`;
 }

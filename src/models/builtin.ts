@@ -1,3 +1,4 @@
+import { exampleOf } from "./builtin-json.js";
 import { type ChatMessage, type ToolCall, textOf } from "./message.js";
 import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "./provider.js";
 
@@ -36,6 +37,9 @@ export class BuiltinModel implements ModelProvider {
     const text = lastUser >= 0 ? textOf(messages[lastUser]!.content) : "";
     if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
+    // A structured request gets JSON of that structure (an example), so a client's structured output can be tried offline.
+    const format = request.sampling?.responseFormat;
+    if (!script && format) return this.reply(JSON.stringify(format.type === "json_schema" ? exampleOf(format.schema) : { answer: withoutNotes(text) }));
     if (!script)
       return this.reply(
         echo(

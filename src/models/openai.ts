@@ -83,6 +83,20 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
     if (this.entry.max_tokens !== undefined) body[maxTokensField(this.entry)] = this.entry.max_tokens;
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
     if (this.entry.reasoning_effort !== undefined) body.reasoning_effort = this.entry.reasoning_effort;
+    const sampling = request.sampling;
+    if (sampling) {
+      if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
+      if (sampling.topP !== undefined) body.top_p = sampling.topP;
+      if (sampling.maxTokens !== undefined) body[maxTokensField(this.entry)] = sampling.maxTokens;
+      if (sampling.stop !== undefined) body.stop = sampling.stop;
+      if (sampling.seed !== undefined) body.seed = sampling.seed;
+      if (sampling.responseFormat?.type === "json_object") body.response_format = { type: "json_object" };
+      else if (sampling.responseFormat?.type === "json_schema") {
+        const { name, schema, strict } = sampling.responseFormat;
+        body.response_format = { type: "json_schema", json_schema: { name, schema, ...(strict === undefined ? {} : { strict }) } };
+      }
+      if (sampling.parallelToolCalls !== undefined && request.tools.length > 0) body.parallel_tool_calls = sampling.parallelToolCalls;
+    }
     if (this.stream) {
       body.stream = true;
       body.stream_options = { include_usage: true };

@@ -5,6 +5,23 @@ export interface ModelRequest {
   /** Sorted by name; empty when the agent has no tools. */
   tools: readonly ToolSpec[];
   signal: AbortSignal;
+  /** What a client asked of this answer (the OpenAI-compatible route), over the model entry's own settings. */
+  sampling?: Sampling;
+}
+
+/** The structure an answer must have: any JSON object, or JSON matching a schema. */
+export type ResponseFormat = { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
+
+/** Sampling and structure a client asks for, each in the provider's own form on the wire. */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: readonly string[];
+  seed?: number;
+  responseFormat?: ResponseFormat;
+  /** false: at most one tool call per answer. */
+  parallelToolCalls?: boolean;
 }
 
 /** A piece of the answer, delivered as it arrives. */

@@ -38,7 +38,11 @@ export const skillsFeature = defineFeature({
   setup(host, config) {
     const section = config.sections[SECTION];
     if (!section.enabled) return {};
-    const folders = new SkillFolders(section.max_skills, (message) => host.logger.warn(message), () => host.clock.now());
+    const folders = new SkillFolders(
+      section.max_skills,
+      (message) => host.logger.warn(message),
+      () => host.clock.now(),
+    );
     const globalRoot = host.locations.home === undefined ? undefined : path.join(host.locations.home, "skills");
     const builtinRoot = host.locations.builtinSkills;
     const skillsOf = async (agent: AgentDefinition): Promise<Skill[]> => {

@@ -1,17 +1,17 @@
 import { z } from "zod";
 import { RequestError } from "../../errors.js";
 import type { ImageInput } from "../../runtime/turn/images.js";
-import type { ConversationInput } from "../../runtime/options.js";
+import type { ConversationInput, Sampling } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
 import { describeIssues } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
 
 /**
- * A `POST /v1/chat/completions` body, in OpenAI's shape. Fields the gateway
- * does not honour are ignored (README, "Use it from OpenAI clients"):
- * sampling parameters (`temperature`, `max_tokens`, ...) belong to the
- * agent's model entry, and a client's `tools` are never shown to the model
- * nor run: the agent runs its own tools.
+ * A `POST /v1/chat/completions` body, in OpenAI's shape. Sampling and
+ * structure (`temperature`, `top_p`, `max_tokens` / `max_completion_tokens`,
+ * `stop`, `seed`, `response_format`, `parallel_tool_calls`) reach the model
+ * over its entry's settings; other fields are ignored (README, "Use it from
+ * OpenAI clients"); a client's `tools` are not offered yet.
  */
 const message = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
@@ -25,8 +25,49 @@ const body = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   user: z.string().nullish(),
-  n: z.literal(1, "only n: 1 is supported (one answer a request)").nullish(),
+  n: z.literal(1, { error: "only n: 1 is supported (one answer a request)" }).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_tokens: z.int().min(1).nullish(),
+  max_completion_tokens: z.int().min(1).nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  seed: z.int().nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  response_format: z
+    .discriminatedUnion("type", [
+      z.looseObject({ type: z.literal("text") }),
+      z.looseObject({ type: z.literal("json_object") }),
+      z.looseObject({
+        type: z.literal("json_schema"),
+        json_schema: z.looseObject({
+          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
+        }),
+      }),
+    ])
+    .nullish(),
 });
+
+/** What the body asks of the model's answers, or undefined when it asks nothing. */
+function samplingOf(data: z.infer<typeof body>): Sampling | undefined {
+  const sampling: Sampling = {};
+  if (typeof data.temperature === "number") sampling.temperature = data.temperature;
+  if (typeof data.top_p === "number") sampling.topP = data.top_p;
+  const maxTokens = data.max_completion_tokens ?? data.max_tokens;
+  if (typeof maxTokens === "number") sampling.maxTokens = maxTokens;
+  if (typeof data.stop === "string") sampling.stop = [data.stop];
+  else if (Array.isArray(data.stop)) sampling.stop = data.stop;
+  if (typeof data.seed === "number") sampling.seed = data.seed;
+  if (typeof data.parallel_tool_calls === "boolean") sampling.parallelToolCalls = data.parallel_tool_calls;
+  const format = data.response_format;
+  if (format?.type === "json_object") sampling.responseFormat = { type: "json_object" };
+  else if (format?.type === "json_schema") {
+    const { name, schema, strict } = format.json_schema;
+    sampling.responseFormat = { type: "json_schema", name, schema: schema ?? {}, ...(typeof strict === "boolean" ? { strict } : {}) };
+  }
+  return Object.keys(sampling).length > 0 ? sampling : undefined;
+}
 
 /** What a request asks, read: the agent, how to stream, and the message with its conversation. */
 export interface CompletionRequest {
@@ -36,6 +77,8 @@ export interface CompletionRequest {
   /** The new message: the last one, a user's; its text and images. */
   text: string;
   images: ImageInput[];
+  /** What the request asks of the model's answers (sampling, structure). */
+  sampling?: Sampling;
   /** A session the request continues (`X-Session-Id`, or `user`), or a stateless conversation carried whole. */
   conversation: { session: string } | { history: ConversationInput["history"]; system: string[] };
 }
@@ -71,7 +114,15 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
   }
   const { text, images } = contentOf(messages[last]!, last);
   const session = sessionHeader?.trim() || user || undefined;
-  const base = { agentId: model, stream: stream ?? false, includeUsage: stream_options?.include_usage ?? false, text, images };
+  const sampling = samplingOf(parsed.data);
+  const base = {
+    agentId: model,
+    stream: stream ?? false,
+    includeUsage: stream_options?.include_usage ?? false,
+    text,
+    images,
+    ...(sampling ? { sampling } : {}),
+  };
   if (session !== undefined) {
     if (!CHAT_ID.test(session)) {
       const where = sessionHeader?.trim() ? "X-Session-Id" : "user";

@@ -59,8 +59,8 @@ function notFound(id: string): RequestError {
 
 /** The message's input: on the session the request names, or a stateless conversation. */
 function inputOf(request: CompletionRequest) {
-  const { agentId, text, images, conversation } = request;
-  const message = { agentId, channel: OPENAI_CHANNEL, text, ...(images.length > 0 ? { images } : {}) };
+  const { agentId, text, images, conversation, sampling } = request;
+  const message = { agentId, channel: OPENAI_CHANNEL, text, ...(images.length > 0 ? { images } : {}), ...(sampling ? { sampling } : {}) };
   return "session" in conversation
     ? { session: { ...message, chatId: conversation.session } }
     : { conversation: { ...message, history: conversation.history, system: conversation.system } };

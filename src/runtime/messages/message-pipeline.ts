@@ -72,7 +72,7 @@ export class MessagePipeline {
   async run(
     agent: AgentDefinition,
     sessionKey: string,
-    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent">,
+    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling">,
     oneTurn = false,
   ): Promise<MessageOutcome> {
     const { commands, turns, events, outbox, locks, stops } = this.parts;
@@ -114,7 +114,7 @@ export class MessagePipeline {
           answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
           deliver({ from: "command", text: answer.reply });
         } else {
-          const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn);
+          const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, input.sampling);
           answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
         }
         // Taken while the message still holds the session: after /clear (which dropped them) there are none.

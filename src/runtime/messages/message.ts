@@ -1,5 +1,6 @@
 import type { Delivery } from "../../port/feature.js";
 import type { ChatMessage } from "../../models/message.js";
+import type { Sampling } from "../../models/provider.js";
 import type { ImageInput } from "../turn/images.js";
 import type { TokenUsage } from "../turn/usage.js";
 import type { MessageObserver } from "../streams/message-stream.js";
@@ -16,6 +17,8 @@ export interface MessageInput {
   signal?: AbortSignal;
   /** Told the message's events as they happen (see `MessageEvent`), until it settles. */
   onEvent?: MessageObserver;
+  /** What the client asks of the model's answers (the OpenAI-compatible route): temperature, structure... */
+  sampling?: Sampling;
 }
 
 /**
@@ -37,6 +40,7 @@ export interface ConversationInput {
   images?: readonly ImageInput[];
   signal?: AbortSignal;
   onEvent?: MessageObserver;
+  sampling?: Sampling;
 }
 
 export interface MessageOutcome {

@@ -10,7 +10,7 @@ import type { SessionState } from "../../session/state.js";
 import type { Timer } from "../../signals.js";
 import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
-import type { ModelProvider } from "../../models/provider.js";
+import type { ModelProvider, Sampling } from "../../models/provider.js";
 import type { SystemPrompt } from "./system-prompt.js";
 import type { ApprovalGate } from "../../tools/approval.js";
 import { type TurnResult, runTurn } from "./turn.js";
@@ -79,6 +79,7 @@ export class TurnRunner {
     deliver: (d: Delivery, origin: DeliveryOrigin) => void,
     images: readonly ImageInput[] = [],
     oneTurn = false,
+    sampling?: Sampling,
   ): Promise<TurnResult> {
     const { deps } = this;
     const turnId = deps.ids();
@@ -99,6 +100,7 @@ export class TurnRunner {
         sessionKey,
         text,
         images,
+        ...(sampling ? { sampling } : {}),
         signal,
         provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
         tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),

@@ -4,7 +4,7 @@ import type { Delivery } from "../../port/feature.js";
 import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
 import { type ChatMessage, type ContentPart, isRecord, withoutThinking } from "../../models/message.js";
-import type { ModelDelta, ModelProvider } from "../../models/provider.js";
+import type { ModelDelta, ModelProvider, Sampling } from "../../models/provider.js";
 import type { HistoryStore } from "../../session/history.js";
 import { type Timer, joinSignals } from "../../signals.js";
 import type { ApprovalGate } from "../../tools/approval.js";
@@ -35,6 +35,8 @@ export interface TurnInput {
   now: () => number;
   /** Asks a person before calls of tools under approval `ask` run. */
   gate?: ApprovalGate;
+  /** What the client asked of the model's answers (sampling, structure), over the entry's settings. */
+  sampling?: Sampling;
   /** A system note for this turn only (not kept in history), just before the new message. */
   note?: string;
 }
@@ -115,7 +117,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
     streamed = 0;
-    const response = await provider.chat({ messages, tools: specs, signal }, onDelta);
+    const response = await provider.chat({ messages, tools: specs, signal, ...(input.sampling ? { sampling: input.sampling } : {}) }, onDelta);
     usage.add(response.usage);
     events.emit("llm.response", {
       ...scope,
