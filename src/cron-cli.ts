@@ -3,7 +3,7 @@ import type { LoadedConfig } from "./config/load.js";
 import { RequestError } from "./errors.js";
 import { cronFeature } from "./features/index.js";
 import type { Logger } from "./log.js";
-import { CHAT_ID, sessionKeyFor } from "./session/key.js";
+import { CHAT_ID, isTransientKey, parseSessionKey, sessionKeyFor } from "./session/key.js";
 import { table } from "./text-table.js";
 import type { Redact } from "./tools/redact.js";
 
@@ -146,8 +146,11 @@ async function viaGateway(loaded: LoadedConfig): Promise<Jobs | undefined> {
     };
   } catch (error) {
     if (error instanceof GatewayAnswer) throw error;
-    // Nothing listens there: the store is ours to open.
-    return undefined;
+    // Nothing listens there (the connection was refused): the store is ours to open. Anything else is said, not guessed past.
+    if (refused(error)) return undefined;
+    throw new GatewayAnswer(
+      `the gateway at ${base} did not answer as one (${error instanceof Error ? error.message : String(error)}); is it another program on that port?`,
+    );
   }
 }
 
@@ -163,7 +166,12 @@ async function inStore(loaded: LoadedConfig, log: { logger: Logger; redact: Reda
     list: async () => (await api.list()).map((job) => api.toJson(job) as JobJson),
     add: async (body) => {
       const key = String(body.session_key);
-      const agentId = key.split(":")[1] ?? "";
+      // The route's checks: a conversation's key (no subagent's, no one-message session's), of an agent that exists.
+      const parts = parseSessionKey(key);
+      if (!parts || parts.subagents.length > 0 || isTransientKey(key)) {
+        throw new RequestError("invalid_request", `--session: ${JSON.stringify(key)} is not a conversation's session key (agent:<agent>:<channel>:<chat>)`);
+      }
+      const agentId = parts.agentId;
       runtime.agent(agentId);
       const job = await api.add({
         sessionKey: key,
@@ -177,6 +185,15 @@ async function inStore(loaded: LoadedConfig, log: { logger: Logger; redact: Reda
     remove: (id) => api.remove(id),
     close: () => runtime.close(0),
   };
+}
+
+/** Whether fetch failed because nothing listens at the address. */
+function refused(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if ((e as NodeJS.ErrnoException).code === "ECONNREFUSED") return true;
+    if (e instanceof AggregateError && e.errors.some(refused)) return true;
+  }
+  return false;
 }
 
 async function errorText(res: Response): Promise<string> {

@@ -106,3 +106,32 @@ describe("a scheduled job in the real gateway", () => {
     await gateway.exited;
   });
 });
+
+/** `picoclaw` in-process in `cwd`: exit code and what it printed. */
+async function cliRun(argv: string[], opts: { cwd: string }) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli({ argv, env: {}, cwd: opts.cwd, stdout: (t) => out.push(t), stderr: (t) => err.push(t), logger: recordingLogger() });
+  return { code, stdout: out.join("\n"), stderr: err.join("\n") };
+}
+
+describe("picoclaw cron, with no gateway running: in the store itself", () => {
+  it("adds, lists and removes a job; a bad schedule or a missing option is an error naming it", async () => {
+    // Nothing listens on a port just freed: the command opens the session folder itself.
+    const port = await freePort();
+    const project = writeProject({ config: { gateway: { port } } });
+    const added = await cliRun(["cron", "add", "--session", "alice", "--message", "water the plants", "--every", "3600"], { cwd: project });
+    expect(added.code).toBe(0);
+    const id = /\(id: ([0-9a-f]{16})\)/.exec(added.stdout)![1]!;
+    const listed = await cliRun(["cron", "list"], { cwd: project });
+    expect(listed.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+SCHEDULE\s+NEXT RUN\s+SESSION$/);
+    expect(listed.stdout.split("\n")[1]).toMatch(new RegExp(`^${id}\\s+water the plants\\s+every 3600s\\s+\\S+\\s+agent:main:http:alice$`));
+    expect((await cliRun(["cron", "add", "--session", "alice", "--message", "x", "--cron", "nope"], { cwd: project })).stderr).toMatch(
+      /cron_expr: "nope" is not a 5-field cron expression/,
+    );
+    expect((await cliRun(["cron", "add", "--message", "x", "--at", "5"], { cwd: project })).code).toBe(2);
+    expect((await cliRun(["cron", "remove", id], { cwd: project })).stdout).toBe(`Cron job removed: ${id}`);
+    expect((await cliRun(["cron", "remove", id], { cwd: project })).code).toBe(1);
+    expect((await cliRun(["cron", "list"], { cwd: project })).stdout).toBe("No scheduled jobs.");
+  });
+});

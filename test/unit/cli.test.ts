@@ -132,26 +132,6 @@ describe("picoclaw skills list", () => {
   });
 });
 
-describe("picoclaw cron, with no gateway running: in the store itself", () => {
-  it("adds, lists and removes a job; a bad schedule or a missing option is an error naming it", async () => {
-    // Nothing listens on port 1: the command opens the session folder itself.
-    const project = writeProject({ config: { gateway: { port: 1 } } });
-    const added = await cli(["cron", "add", "--session", "alice", "--message", "water the plants", "--every", "3600"], { cwd: project });
-    expect(added.code).toBe(0);
-    const id = /\(id: ([0-9a-f]{16})\)/.exec(added.stdout)![1]!;
-    const listed = await cli(["cron", "list"], { cwd: project });
-    expect(listed.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+SCHEDULE\s+NEXT RUN\s+SESSION$/);
-    expect(listed.stdout.split("\n")[1]).toMatch(new RegExp(`^${id}\\s+water the plants\\s+every 3600s\\s+\\S+\\s+agent:main:http:alice$`));
-    expect((await cli(["cron", "add", "--session", "alice", "--message", "x", "--cron", "nope"], { cwd: project })).stderr).toMatch(
-      /cron_expr: "nope" is not a 5-field cron expression/,
-    );
-    expect((await cli(["cron", "add", "--message", "x", "--at", "5"], { cwd: project })).code).toBe(2);
-    expect((await cli(["cron", "remove", id], { cwd: project })).stdout).toBe(`Cron job removed: ${id}`);
-    expect((await cli(["cron", "remove", id], { cwd: project })).code).toBe(1);
-    expect((await cli(["cron", "list"], { cwd: project })).stdout).toBe("No scheduled jobs.");
-  });
-});
-
 describe("picoclaw config check", () => {
   it("fails (exit 2) when an agent names a model that is not in model_list, naming its AGENT.md", async () => {
     const project = writeProject({ config: {}, agents: { main: "m", writer: "---\nname: Writer\nmodel: gpt-typo\n---\nWrite." } });

@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { FeatureState } from "../../session/feature-state.js";
-import { isTransientKey, rootKey } from "../../session/key.js";
+import { isTransientKey, parseSessionKey, rootKey } from "../../session/key.js";
 import { type Tool, defineTool, toolResult } from "../../tools/tool.js";
 import type { CronSection } from "./config.js";
 import { type Job, jobJson, storedJobs } from "./jobs.js";
 import { type Schedule, cronProblem, describeSchedule, nextDue } from "./schedule.js";
+
+/** The furthest a schedule may reach: ten years, in seconds. */
+const MAX_SECONDS = 10 * 365 * 24 * 3600;
 
 const ACTIONS = ["add", "list", "get", "update", "remove", "enable", "disable"] as const;
 
@@ -15,8 +18,8 @@ const parameters = z.strictObject({
   message: z.string().optional().describe("add (required) and update: what the agent is told when the job runs, as a message in this conversation"),
   command: z.string().optional().describe("not available here: a job is a message for the agent"),
   command_confirm: z.boolean().optional(),
-  at_seconds: z.int().optional().describe("a one-time run this many seconds from now"),
-  every_seconds: z.int().optional().describe("a run every this many seconds (at least 60)"),
+  at_seconds: z.int().max(MAX_SECONDS).optional().describe("a one-time run this many seconds from now"),
+  every_seconds: z.int().max(MAX_SECONDS).optional().describe("a run every this many seconds (at least 60)"),
   cron_expr: z.string().optional().describe('a 5-field cron expression, e.g. "0 9 * * *" for 9:00 every day'),
   tz: z.string().optional().describe('the time zone of cron_expr, an IANA name such as "Europe/Berlin" (default UTC)'),
   job_id: z.string().optional().describe("get, update, remove, enable, disable: the job's id"),
@@ -54,7 +57,9 @@ function scheduleOf(args: Args, now: number, only: boolean): Schedule | string |
     const expr = args.cron_expr!.trim().replace(/\s+/g, " ");
     const problem = cronProblem(expr, args.tz);
     if (problem) return problem;
-    return { kind: "cron", expr, ...(args.tz ? { tz: args.tz } : {}) };
+    const schedule: Schedule = { kind: "cron", expr, ...(args.tz ? { tz: args.tz } : {}) };
+    if (nextDue(schedule, now) === undefined) return `cron_expr: ${JSON.stringify(expr)} never comes (no date matches it)`;
+    return schedule;
   }
   if (args.tz !== undefined) return "tz goes with cron_expr";
   return undefined;
@@ -114,13 +119,23 @@ export function cronTool(deps: CronToolDeps): Tool {
     if (!entry || !job || job.sessionKey !== sessionKey) return { error: `Job ${id.trim()} not found` };
     return { job, version: entry.version };
   };
-  /** Writes a change (compare-and-set; a job changed meanwhile by its run is read again). */
-  const change = async (sessionKey: string, id: string | undefined, edit: (job: Job) => Job | string): Promise<Job | string> => {
+  /** Writes a change (compare-and-set; a job changed meanwhile by its run is read again); `next` sets its next due time (none: it has no run left) or KEEP. */
+  const change = async (
+    sessionKey: string,
+    id: string | undefined,
+    edit: (job: Job) => Job | string,
+    next: number | undefined | typeof KEEP | ((job: Job) => number | undefined | typeof KEEP) = KEEP,
+  ): Promise<Job | string> => {
     for (let attempt = 0; attempt < 3; attempt++) {
       const found = await ownJob(sessionKey, id);
       if ("error" in found) return found.error;
-      const edited = edit(found.job);
+      let edited = edit(found.job);
       if (typeof edited === "string") return edited;
+      const due = typeof next === "function" ? next(found.job) : next;
+      if (due !== KEEP) {
+        const { nextRunAtMs: _old, ...rest } = edited;
+        edited = { ...rest, ...withNext(due) };
+      }
       if ((await state.put(found.job.id, edited, found.version)) !== undefined) {
         deps.changed();
         return edited;
@@ -146,7 +161,9 @@ export function cronTool(deps: CronToolDeps): Tool {
       const now = deps.now();
       switch (args.action) {
         case "add": {
-          const job = await addJob(state, deps.limits, now, { sessionKey, agentId: ctx.agentId, message: args.message ?? "", schedule: args });
+          // The conversation's own agent runs it (a delegated subagent's job is its user's conversation's).
+          const agentId = parseSessionKey(sessionKey)?.agentId ?? ctx.agentId;
+          const job = await addJob(state, deps.limits, now, { sessionKey, agentId, message: args.message ?? "", schedule: args });
           if (typeof job === "string") return toolResult.error(job);
           deps.changed();
           return toolResult.silent(`Cron job added: ${job.name} (id: ${job.id})`);
@@ -169,13 +186,18 @@ export function cronTool(deps: CronToolDeps): Tool {
           const schedule = scheduleOf(args, now, true);
           if (typeof schedule === "string") return toolResult.error(schedule);
           if (!name && !message && !schedule) return toolResult.error("at least one update field is required");
-          const updated = await change(sessionKey, args.job_id, (job) => ({
-            ...job,
-            ...(name ? { name } : {}),
-            ...(message ? { message } : {}),
-            ...(schedule ? { schedule, ...withNext(nextDue(schedule, now)), deleteAfterRun: schedule.kind === "at" } : {}),
-            updatedAtMs: now,
-          }));
+          const updated = await change(
+            sessionKey,
+            args.job_id,
+            (job) => ({
+              ...job,
+              ...(name ? { name } : {}),
+              ...(message ? { message } : {}),
+              ...(schedule ? { schedule, deleteAfterRun: schedule.kind === "at" } : {}),
+              updatedAtMs: now,
+            }),
+            schedule ? nextDue(schedule, now) : KEEP,
+          );
           if (typeof updated === "string") return toolResult.error(updated);
           return toolResult.silent(`Cron job updated:\n${JSON.stringify(jobJson(updated), null, 2)}`);
         }
@@ -189,13 +211,17 @@ export function cronTool(deps: CronToolDeps): Tool {
         case "enable":
         case "disable": {
           const enabled = args.action === "enable";
-          const updated = await change(sessionKey, args.job_id, (job) => ({
-            ...job,
-            enabled,
-            // Enabled again: from now on, not the runs it missed while it was off.
-            ...(enabled && !job.enabled ? withNext(nextDue(job.schedule, now)) : {}),
-            updatedAtMs: now,
-          }));
+          const updated = await change(
+            sessionKey,
+            args.job_id,
+            (job) => ({
+              ...job,
+              enabled,
+              updatedAtMs: now,
+              // Enabled again: from now on, not the runs it missed while it was off (a past one-shot has none left).
+            }),
+            (job) => (enabled && !job.enabled ? nextDue(job.schedule, now) : KEEP),
+          );
           if (typeof updated === "string") return toolResult.error(updated);
           return toolResult.silent(`Cron job '${updated.name}' ${enabled ? "enabled" : "disabled"}`);
         }
@@ -203,6 +229,9 @@ export function cronTool(deps: CronToolDeps): Tool {
     },
   });
 }
+
+/** "Leave the next due time as it is." */
+const KEEP = Symbol("keep");
 
 /** `nextRunAtMs` when there is one (an optional field is absent rather than undefined). */
 function withNext(next: number | undefined): { nextRunAtMs?: number } {

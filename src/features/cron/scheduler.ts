@@ -6,6 +6,9 @@ import type { Timer } from "../../signals.js";
 import { type Job, type StoredJob, storedJobs } from "./jobs.js";
 import { nextDue } from "./schedule.js";
 
+/** A run this late (the timer fired after it was due) says so in its message and the history. */
+const LATE_MS = 60_000;
+
 /** The longest one timer waits; it is armed again then (while there are jobs, those another gateway added are seen at least this often). */
 const MAX_SLEEP_MS = 60 * 60_000;
 
@@ -36,6 +39,8 @@ export interface SchedulerParts {
 export class CronScheduler {
   private cancel: (() => void) | undefined;
   private stopped = false;
+  /** Jobs whose run goes on now (in this process): the next due run waits for it, never stacks behind it. */
+  private readonly running = new Set<string>();
   private ticking: Promise<void> | undefined;
 
   constructor(private readonly parts: SchedulerParts) {}
@@ -71,7 +76,8 @@ export class CronScheduler {
     this.cancel = undefined;
     const armed = storedJobs(this.parts.state).then((jobs) => {
       if (this.stopped) return;
-      const due = jobs.flatMap(({ job }) => (job.enabled && job.nextRunAtMs !== undefined ? [job.nextRunAtMs] : []));
+      // A job whose run goes on is armed again when it ends.
+      const due = jobs.flatMap(({ job }) => (job.enabled && job.nextRunAtMs !== undefined && !this.running.has(job.id) ? [job.nextRunAtMs] : []));
       // Nothing to run: no timer (a job added here arms it again).
       if (due.length === 0) return;
       const wait = Math.min(MAX_SLEEP_MS, Math.max(0, Math.min(...due) - this.parts.clock.now()));
@@ -86,8 +92,17 @@ export class CronScheduler {
     if (this.stopped || this.ticking) return;
     const work = (async () => {
       const now = this.parts.clock.now();
-      const due = (await storedJobs(this.parts.state)).filter(({ job }) => job.enabled && job.nextRunAtMs !== undefined && job.nextRunAtMs <= now);
-      await Promise.all(due.map((stored) => this.claimAndRun(stored, stored.job.nextRunAtMs!, now, 0)));
+      const due = (await storedJobs(this.parts.state)).filter(
+        ({ job }) => job.enabled && job.nextRunAtMs !== undefined && job.nextRunAtMs <= now && !this.running.has(job.id),
+      );
+      // A timer that fired long after its time (a suspended host) follows the catch-up rule as a start does.
+      await Promise.all(
+        due.map((stored) => {
+          const late = now - stored.job.nextRunAtMs!;
+          if (late > this.parts.catchUpMs) return this.skip(stored, now, late);
+          return this.claimAndRun(stored, stored.job.nextRunAtMs!, now, late >= LATE_MS ? late : 0);
+        }),
+      );
       // (Each claimed before the timer is armed again; the runs go on in the background.)
     })()
       .catch((error: unknown) => this.parts.logger.warn(`cron: a tick failed: ${messageOf(error)}`))
@@ -113,6 +128,7 @@ export class CronScheduler {
 
   private async runClaimed(claimed: Job, dueMs: number, lateMs: number): Promise<void> {
     const job = claimed;
+    this.running.add(job.id);
     let status: Pick<Job, "lastStatus" | "lastError">;
     try {
       await this.parts.run(claimed, dueMs, lateMs);
@@ -121,7 +137,10 @@ export class CronScheduler {
       status = { lastStatus: "error", lastError: messageOf(error) };
       this.parts.logger.warn(`cron: job ${job.id} (${job.name}) failed: ${messageOf(error)}`);
     }
+    this.running.delete(job.id);
     await this.finish(job.id, status);
+    // A run that was due meanwhile waited for this one: it runs now.
+    this.arm();
   }
 
   /** A missed run too old to catch up: passed over, said in the history; a one-shot goes. */

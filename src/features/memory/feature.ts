@@ -23,7 +23,8 @@ export const memoryFeature = defineFeature({
   config: { tools: { memory_search: memorySearchSection } },
   setup(host, config) {
     const section = config.tools.memory_search;
-    const indexes = new Map<string, MemoryIndex>();
+    /** One index per workspace folder, made once (two first searches at once share it). */
+    const indexes = new Map<string, Promise<MemoryIndex>>();
     const tool = defineTool({
       name: "memory_search",
       description:
@@ -35,10 +36,10 @@ export const memoryFeature = defineFeature({
         let index = indexes.get(workspace.root);
         if (!index) {
           // The search library is loaded with the first search, never at start.
-          const { MemoryIndex } = await import("./memory-index.js");
-          indexes.set(workspace.root, (index = new MemoryIndex(section)));
+          index = import("./memory-index.js").then(({ MemoryIndex }) => new MemoryIndex(section));
+          indexes.set(workspace.root, index);
         }
-        const found = await index.query(workspace, args.query, args.limit ?? 5, ctx.signal);
+        const found = await (await index).query(workspace, args.query, args.limit ?? 5, ctx.signal);
         const left = found.skipped > 0 ? ` (${found.skipped} more not searched: over tools.memory_search.max_files or max_bytes)` : "";
         if (found.hits.length === 0) {
           return toolResult.silent(`No passages found for "${args.query}" in memory/ (${found.files} file${found.files === 1 ? "" : "s"} searched${left}).`);

@@ -56,10 +56,18 @@ export class MemoryIndex {
     searchOptions: { prefix: true, fuzzy: 0.15, combineWith: "OR" },
   });
   private readonly files = new Map<string, Indexed>();
+  /** The last search's refresh: searches of one index go one at a time (two calls at once must not index one file twice). */
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly bounds: Pick<MemorySearchSection, "max_files" | "max_bytes">) {}
 
-  async query(workspace: Workspace, query: string, limit: number, signal: AbortSignal): Promise<MemorySearch> {
+  query(workspace: Workspace, query: string, limit: number, signal: AbortSignal): Promise<MemorySearch> {
+    const run = this.last.then(() => this.search1(workspace, query, limit, signal));
+    this.last = run.catch(() => {});
+    return run;
+  }
+
+  private async search1(workspace: Workspace, query: string, limit: number, signal: AbortSignal): Promise<MemorySearch> {
     const { files, skipped } = await this.refresh(workspace, signal);
     const hits = this.search.search(query).slice(0, limit);
     return {

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { AgentDefinition } from "../../agents/agent.js";
@@ -43,8 +44,9 @@ export const skillsFeature = defineFeature({
       (message) => host.logger.warn(message),
       () => host.clock.now(),
     );
-    const globalRoot = host.locations.home === undefined ? undefined : path.join(host.locations.home, "skills");
-    const builtinRoot = host.locations.builtinSkills;
+    // Resolved once (a home that is a symlink): the locations the prompt names are the ones the file tools allow.
+    const globalRoot = host.locations.home === undefined ? undefined : resolved(path.join(host.locations.home, "skills"));
+    const builtinRoot = host.locations.builtinSkills === undefined ? undefined : resolved(host.locations.builtinSkills);
     const skillsOf = async (agent: AgentDefinition): Promise<Skill[]> => {
       const found = [
         ...(agent.workspace === undefined ? [] : await folders.ofWorkspace(await host.workspace(agent.id))),
@@ -73,6 +75,15 @@ export const skillsFeature = defineFeature({
     };
   },
 });
+
+/** A folder with symlinks resolved, or as it is when it does not exist (yet). */
+function resolved(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch {
+    return folder;
+  }
+}
 
 /** The `# Skills` section: each skill as PicoClaw lists it, as many as fit in `maxBytes`, the rest counted. */
 export function catalog(skills: readonly Skill[], maxBytes: number): string | undefined {
