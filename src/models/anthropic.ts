@@ -92,7 +92,19 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
       if (sampling.topP !== undefined) body.top_p = sampling.topP;
       if (sampling.maxTokens !== undefined) body.max_tokens = sampling.maxTokens;
       if (sampling.stop !== undefined) body.stop_sequences = sampling.stop;
-      if (sampling.parallelToolCalls === false && request.tools.length > 0) body.tool_choice = { type: "auto", disable_parallel_tool_use: true };
+      const choice = sampling.toolChoice;
+      if (request.tools.length > 0 && (choice !== undefined || sampling.parallelToolCalls === false)) {
+        // Anthropic's words: auto, any (a call is required), tool (this one), none.
+        const kind =
+          choice === undefined || choice === "auto"
+            ? { type: "auto" }
+            : choice === "required"
+              ? { type: "any" }
+              : choice === "none"
+                ? { type: "none" }
+                : { type: "tool", name: choice.name };
+        body.tool_choice = { ...kind, ...(sampling.parallelToolCalls === false && kind.type !== "none" ? { disable_parallel_tool_use: true } : {}) };
+      }
     }
     if (this.stream) body.stream = true;
     return {

@@ -38,6 +38,18 @@ export class BuiltinModel implements ModelProvider {
     if (text.startsWith("[System note:")) return this.reply(relay(text));
     const script = parseScript(text);
     // A structured request gets JSON of that structure (an example), so a client's structured output can be tried offline.
+    // A forced tool call (tool_choice required, or a named tool) without a script: that tool (or the one offered last: a client's, when it sent some), with arguments of its shape.
+    const choice = request.sampling?.toolChoice;
+    if (!script && (choice === "required" || (typeof choice === "object" && choice !== null)) && request.tools.length > 0 && messages.at(-1)?.role === "user") {
+      const last = request.tools.at(-1)!;
+      const tool = typeof choice === "object" ? (request.tools.find((t) => t.name === choice.name) ?? last) : last;
+      const call: ToolCall = {
+        id: `call_${messages.length}_1`,
+        type: "function",
+        function: { name: tool.name, arguments: JSON.stringify(exampleOf(tool.parameters) ?? {}) },
+      };
+      return { text: null, toolCalls: [call], finishReason: "tool_calls", modelName: this.name };
+    }
     const format = request.sampling?.responseFormat;
     if (!script && format) return this.reply(JSON.stringify(format.type === "json_schema" ? exampleOf(format.schema) : { answer: withoutNotes(text) }));
     if (!script)

@@ -96,6 +96,9 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
         body.response_format = { type: "json_schema", json_schema: { name, schema, ...(strict === undefined ? {} : { strict }) } };
       }
       if (sampling.parallelToolCalls !== undefined && request.tools.length > 0) body.parallel_tool_calls = sampling.parallelToolCalls;
+      const choice = sampling.toolChoice;
+      if (choice !== undefined && request.tools.length > 0)
+        body.tool_choice = typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
     }
     if (this.stream) {
       body.stream = true;

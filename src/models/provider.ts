@@ -22,7 +22,11 @@ export interface Sampling {
   responseFormat?: ResponseFormat;
   /** false: at most one tool call per answer. */
   parallelToolCalls?: boolean;
+  /** Whether (and which) tool the answer must call: the client's `tool_choice`, for the first call of a turn. */
+  toolChoice?: ToolChoice;
 }
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
 /** A piece of the answer, delivered as it arrives. */
 export type ModelDelta =

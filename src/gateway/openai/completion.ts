@@ -1,5 +1,5 @@
 import type { MessageEvent } from "../../runtime/streams/message-stream.js";
-import type { MessageOutcome } from "../../runtime/options.js";
+import type { MessageOutcome, ToolCall } from "../../runtime/options.js";
 
 /**
  * The assistant content of an OpenAI-style answer, as a view of the
@@ -62,9 +62,20 @@ export interface CompletionMeta {
   model: string;
 }
 
-/** OpenAI's finish reason: `length` when a limit cut the answer (max_tokens, max_tool_iterations). */
-export function finishReason(outcome: MessageOutcome): "stop" | "length" {
+/** OpenAI's finish reason: `tool_calls` when it ends with calls of the client's tools, `length` when a limit cut the answer (max_tokens, max_tool_iterations). */
+export function finishReason(outcome: MessageOutcome): "stop" | "length" | "tool_calls" {
+  if (outcome.clientCalls) return "tool_calls";
   return outcome.truncated ? "length" : "stop";
+}
+
+/** The client's tool calls as OpenAI writes them (in a stream's delta, each with its index). */
+export function toolCallsOf(calls: readonly ToolCall[], indexed = false): Record<string, unknown>[] {
+  return calls.map((call, index) => ({
+    ...(indexed ? { index } : {}),
+    id: call.id,
+    type: "function",
+    function: { name: call.function.name, arguments: call.function.arguments },
+  }));
 }
 
 /** OpenAI's usage object, or nothing when the provider reported none. */
@@ -81,7 +92,16 @@ export function completion(meta: CompletionMeta, content: string, outcome: Messa
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: finishReason(outcome) }],
+    choices: [
+      {
+        index: 0,
+        message: outcome.clientCalls
+          ? { role: "assistant", content: content === "" ? null : content, refusal: null, tool_calls: toolCallsOf(outcome.clientCalls) }
+          : { role: "assistant", content, refusal: null },
+        logprobs: null,
+        finish_reason: finishReason(outcome),
+      },
+    ],
     ...usageOf(outcome),
   };
 }
@@ -90,7 +110,7 @@ export function completion(meta: CompletionMeta, content: string, outcome: Messa
 export function chunk(
   meta: CompletionMeta,
   delta: Record<string, unknown> | null,
-  opts: { finish?: "stop" | "length"; includeUsage: boolean; usage?: Record<string, unknown> | null },
+  opts: { finish?: "stop" | "length" | "tool_calls"; includeUsage: boolean; usage?: Record<string, unknown> | null },
 ): Record<string, unknown> {
   return {
     id: meta.id,

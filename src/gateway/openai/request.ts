@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RequestError } from "../../errors.js";
 import type { ImageInput } from "../../runtime/turn/images.js";
-import type { ConversationInput, Sampling } from "../../runtime/options.js";
+import type { ConversationInput, Sampling, ToolSpec } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
 import { describeIssues } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
@@ -13,12 +13,31 @@ import { fromOpenAIContent } from "../images.js";
  * over its entry's settings; other fields are ignored (README, "Use it from
  * OpenAI clients"); a client's `tools` are not offered yet.
  */
+const toolCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal("function").optional(),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
 const message = z.looseObject({
   role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
   // A string or a list of parts, read by fromOpenAIContent (which names what is wrong in a part).
   content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
-  tool_calls: z.array(z.unknown()).nullish(),
+  tool_calls: z.array(toolCall).nullish(),
+  tool_call_id: z.string().nullish(),
 });
+/** A client's function tool, as OpenAI writes it. */
+const clientTool = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+  }),
+});
+const toolChoice = z.union([
+  z.enum(["none", "auto", "required"]),
+  z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) }),
+]);
 const body = z.looseObject({
   model: z.string().min(1),
   messages: z.array(message).min(1, "expected at least one message"),
@@ -33,6 +52,8 @@ const body = z.looseObject({
   stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
   seed: z.int().nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  tools: z.array(clientTool).max(128).nullish(),
+  tool_choice: toolChoice.nullish(),
   response_format: z
     .discriminatedUnion("type", [
       z.looseObject({ type: z.literal("text") }),
@@ -60,6 +81,9 @@ function samplingOf(data: z.infer<typeof body>): Sampling | undefined {
   else if (Array.isArray(data.stop)) sampling.stop = data.stop;
   if (typeof data.seed === "number") sampling.seed = data.seed;
   if (typeof data.parallel_tool_calls === "boolean") sampling.parallelToolCalls = data.parallel_tool_calls;
+  const choice = data.tool_choice;
+  if (typeof choice === "string") sampling.toolChoice = choice;
+  else if (choice) sampling.toolChoice = { name: choice.function.name };
   const format = data.response_format;
   if (format?.type === "json_object") sampling.responseFormat = { type: "json_object" };
   else if (format?.type === "json_schema") {
@@ -79,6 +103,10 @@ export interface CompletionRequest {
   images: ImageInput[];
   /** What the request asks of the model's answers (sampling, structure). */
   sampling?: Sampling;
+  /** The client's own tools, offered beside the agent's. */
+  clientTools?: ToolSpec[];
+  /** The client's results of the tool calls the last answer ended with: the turn goes on from them. */
+  toolResults?: { toolCallId: string; content: string }[];
   /** A session the request continues (`X-Session-Id`, or `user`), or a stateless conversation carried whole. */
   conversation: { session: string } | { history: ConversationInput["history"]; system: string[] };
 }
@@ -100,19 +128,49 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
   const parsed = body.safeParse(json, { reportInput: true });
   if (!parsed.success) throw new RequestError("invalid_request", describeIssues(parsed.error).join("; "));
   const { model, messages, stream, stream_options, user } = parsed.data;
+  const clientTools = (parsed.data.tools ?? []).map(
+    (tool): ToolSpec => ({
+      name: tool.function.name,
+      description: tool.function.description ?? "",
+      parameters: tool.function.parameters ?? { type: "object", properties: {} },
+    }),
+  );
+  const names = new Set(clientTools.map((tool) => tool.name));
+  if (names.size < clientTools.length) throw new RequestError("invalid_request", "tools: two tools have one name");
+  const choice = parsed.data.tool_choice;
+  if (choice && typeof choice !== "string" && !names.has(choice.function.name)) {
+    throw new RequestError("invalid_request", `tool_choice: there is no tool named ${JSON.stringify(choice.function.name)} in tools`);
+  }
   messages.forEach((m, i) => {
-    if (m.role === "tool" || m.role === "function" || (m.tool_calls?.length ?? 0) > 0) {
+    // Tool calls and results in a conversation are the client's own tools' (the agent's never leave the gateway).
+    const calls = m.tool_calls ?? [];
+    if (m.role === "function" || ((m.role === "tool" || calls.length > 0) && names.size === 0)) {
       throw new RequestError(
         "invalid_request",
-        `messages[${i}]: tool calls and tool results are not accepted: the agent runs its own tools, and a client's tools are never run here`,
+        `messages[${i}]: tool calls and tool results are accepted for the client's own tools only (send them in tools); the agent runs its own`,
       );
     }
+    calls.forEach((call, j) => {
+      if (!names.has(call.function.name)) {
+        throw new RequestError("invalid_request", `messages[${i}].tool_calls[${j}]: ${JSON.stringify(call.function.name)} is not one of the request's tools`);
+      }
+    });
+    if (m.role === "tool" && !m.tool_call_id) throw new RequestError("invalid_request", `messages[${i}]: a tool message needs its tool_call_id`);
   });
-  const last = messages.length - 1;
-  if (messages[last]!.role !== "user") {
-    throw new RequestError("invalid_request", `messages[${last}]: the last message must be the user's (got role ${JSON.stringify(messages[last]!.role)})`);
+  // A conversation that ends with the client's tool results goes on from them; otherwise the last message is the user's.
+  let last = messages.length - 1;
+  while (last >= 0 && messages[last]!.role === "tool") last--;
+  const toolResults = messages.slice(last + 1).map((m, k) => ({ toolCallId: m.tool_call_id!, content: contentOf(m, last + 1 + k).text }));
+  if (toolResults.length > 0 && (last < 0 || messages[last]!.role !== "assistant" || !(messages[last]!.tool_calls?.length ?? 0))) {
+    throw new RequestError("invalid_request", `messages[${last + 1}]: tool results must follow the assistant message whose tool_calls they answer`);
   }
-  const { text, images } = contentOf(messages[last]!, last);
+  if (toolResults.length === 0 && messages[last]!.role !== "user") {
+    throw new RequestError(
+      "invalid_request",
+      `messages[${last}]: the last message must be the user's, or the results of its tool calls (got role ${JSON.stringify(messages[last]!.role)})`,
+    );
+  }
+  const { text, images } = toolResults.length > 0 ? { text: "", images: [] } : contentOf(messages[last]!, last);
   const session = sessionHeader?.trim() || user || undefined;
   const sampling = samplingOf(parsed.data);
   const base = {
@@ -122,6 +180,8 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
     text,
     images,
     ...(sampling ? { sampling } : {}),
+    ...(clientTools.length > 0 ? { clientTools } : {}),
+    ...(toolResults.length > 0 ? { toolResults } : {}),
   };
   if (session !== undefined) {
     if (!CHAT_ID.test(session)) {
@@ -135,12 +195,21 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
   }
   const system: string[] = [];
   const history: ConversationInput["history"][number][] = [];
-  messages.slice(0, last).forEach((m, i) => {
+  // Before the new message (or, for a continuation, up to and with the assistant's tool calls).
+  const earlier = toolResults.length > 0 ? last + 1 : last;
+  messages.slice(0, earlier).forEach((m, i) => {
     const { text: content, images: attached } = contentOf(m, i);
     if (m.role === "system" || m.role === "developer") system.push(content);
     else if (m.role === "assistant") {
-      if (content !== "") history.push({ role: "assistant", content });
-    } else if (attached.length === 0) history.push({ role: "user", content });
+      const calls = (m.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        type: "function" as const,
+        function: { name: call.function.name, arguments: call.function.arguments },
+      }));
+      if (calls.length > 0) history.push({ role: "assistant", content: content === "" ? null : content, tool_calls: calls });
+      else if (content !== "") history.push({ role: "assistant", content });
+    } else if (m.role === "tool") history.push({ role: "tool", tool_call_id: m.tool_call_id!, content });
+    else if (attached.length === 0) history.push({ role: "user", content });
     else {
       const parts = attached.map((image) => ({ type: "image_url" as const, image_url: image }));
       history.push({ role: "user", content: content === "" ? parts : [{ type: "text", text: content }, ...parts] });

@@ -10,7 +10,7 @@ import { failureOf } from "../errors.js";
 import { openAiErrorBody } from "../errors.js";
 import { readJson } from "../read-json.js";
 import { SseAnswer, type SseOptions } from "../sse.js";
-import { AssistantContent, type CompletionMeta, chunk, completion, finishReason, usageOf } from "./completion.js";
+import { AssistantContent, type CompletionMeta, chunk, completion, finishReason, toolCallsOf, usageOf } from "./completion.js";
 import { type CompletionRequest, readCompletionRequest } from "./request.js";
 import { OPENAI_CHANNEL } from "./channel.js";
 
@@ -59,14 +59,27 @@ function notFound(id: string): RequestError {
 
 /** The message's input: on the session the request names, or a stateless conversation. */
 function inputOf(request: CompletionRequest) {
-  const { agentId, text, images, conversation, sampling } = request;
-  const message = { agentId, channel: OPENAI_CHANNEL, text, ...(images.length > 0 ? { images } : {}), ...(sampling ? { sampling } : {}) };
+  const { agentId, text, images, conversation, sampling, clientTools, toolResults } = request;
+  const message = {
+    agentId,
+    channel: OPENAI_CHANNEL,
+    text,
+    ...(images.length > 0 ? { images } : {}),
+    ...(sampling ? { sampling } : {}),
+    ...(clientTools ? { clientTools } : {}),
+    ...(toolResults ? { toolResults } : {}),
+  };
   return "session" in conversation
     ? { session: { ...message, chatId: conversation.session } }
     : { conversation: { ...message, history: conversation.history, system: conversation.system } };
 }
 
 function check(runtime: Runtime, request: CompletionRequest): void {
+  // A client tool may not take the name of one of the agent's own.
+  const own = new Set(runtime.summaries().find((agent) => agent.id === request.agentId)?.tools ?? []);
+  const clash = request.clientTools?.find((tool) => own.has(tool.name));
+  if (clash)
+    throw new RequestError("invalid_request", `tools: "${clash.name}" is the name of one of the agent's own tools; give the client's tool another name`);
   const input = inputOf(request);
   if (input.session) runtime.checkMessage(input.session);
   else runtime.checkConversation(input.conversation);
@@ -100,6 +113,7 @@ function streamed(c: Context, runtime: Runtime, request: CompletionRequest, meta
     .then(
       (outcome) => {
         piece(content.end(outcome));
+        if (outcome.clientCalls) answer.send(data(chunk(meta, { tool_calls: toolCallsOf(outcome.clientCalls, true) }, { includeUsage })));
         answer.send(data(chunk(meta, {}, { finish: finishReason(outcome), includeUsage })));
         if (includeUsage) answer.send(data(chunk(meta, null, { includeUsage, usage: usageOf(outcome).usage ?? null })));
         answer.end("data: [DONE]\n\n");

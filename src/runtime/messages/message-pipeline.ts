@@ -72,7 +72,7 @@ export class MessagePipeline {
   async run(
     agent: AgentDefinition,
     sessionKey: string,
-    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling">,
+    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling" | "clientTools" | "toolResults">,
     oneTurn = false,
   ): Promise<MessageOutcome> {
     const { commands, turns, events, outbox, locks, stops } = this.parts;
@@ -85,6 +85,7 @@ export class MessagePipeline {
       !matched &&
       !oneTurn &&
       images.length === 0 &&
+      !input.toolResults?.length &&
       this.parts.questions.answer(rootKey(sessionKey), input.text, parseSessionKey(sessionKey)?.channel ?? "api")
     ) {
       return { agentId: agent.id, sessionKey, reply: "", delivered: [], earlier: [], answered: true };
@@ -109,13 +110,23 @@ export class MessagePipeline {
       if (input.onEvent) watch = this.parts.watches.open(sessionKey, input.onEvent, holds);
       try {
         signal.throwIfAborted();
-        let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated">;
+        let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated" | "clientCalls">;
         if (matched) {
           answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
           deliver({ from: "command", text: answer.reply });
         } else {
-          const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, input.sampling);
-          answer = { reply: result.reply, ...(result.usage ? { usage: result.usage } : {}), ...(result.hitLimit || result.cutOff ? { truncated: true } : {}) };
+          const more = {
+            ...(input.sampling ? { sampling: input.sampling } : {}),
+            ...(input.clientTools ? { clientTools: input.clientTools } : {}),
+            ...(input.toolResults ? { toolResults: input.toolResults } : {}),
+          };
+          const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, more);
+          answer = {
+            reply: result.reply,
+            ...(result.usage ? { usage: result.usage } : {}),
+            ...(result.hitLimit || result.cutOff ? { truncated: true } : {}),
+            ...(result.clientCalls ? { clientCalls: result.clientCalls } : {}),
+          };
         }
         // Taken while the message still holds the session: after /clear (which dropped them) there are none.
         return { ...answer, earlier: await this.earlier(sessionKey) };

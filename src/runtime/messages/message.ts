@@ -1,5 +1,5 @@
 import type { Delivery } from "../../port/feature.js";
-import type { ChatMessage } from "../../models/message.js";
+import type { ChatMessage, ToolCall, ToolSpec } from "../../models/message.js";
 import type { Sampling } from "../../models/provider.js";
 import type { ImageInput } from "../turn/images.js";
 import type { TokenUsage } from "../turn/usage.js";
@@ -19,6 +19,10 @@ export interface MessageInput {
   onEvent?: MessageObserver;
   /** What the client asks of the model's answers (the OpenAI-compatible route): temperature, structure... */
   sampling?: Sampling;
+  /** The client's own tools, offered beside the agent's; a call of one ends the message with `clientCalls`. */
+  clientTools?: readonly ToolSpec[];
+  /** The client's results of the calls the last message ended with: the turn goes on from them (`text` is then unused). */
+  toolResults?: readonly { toolCallId: string; content: string }[];
 }
 
 /**
@@ -41,6 +45,8 @@ export interface ConversationInput {
   signal?: AbortSignal;
   onEvent?: MessageObserver;
   sampling?: Sampling;
+  clientTools?: readonly ToolSpec[];
+  toolResults?: readonly { toolCallId: string; content: string }[];
 }
 
 export interface MessageOutcome {
@@ -60,6 +66,8 @@ export interface MessageOutcome {
   usage?: TokenUsage;
   /** The message answered an `ask_user` question waiting in the session: it ran no turn of its own (`reply` is empty). */
   answered?: true;
+  /** Calls of the client's tools the turn ended with (finish_reason "tool_calls"): the client runs them. */
+  clientCalls?: ToolCall[];
   /** The reply was cut short by a limit (the model's max_tokens, or max_tool_iterations), and says so. */
   truncated?: true;
 }

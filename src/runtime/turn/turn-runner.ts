@@ -10,16 +10,19 @@ import type { SessionState } from "../../session/state.js";
 import type { Timer } from "../../signals.js";
 import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
-import type { ModelProvider, Sampling } from "../../models/provider.js";
+import type { ModelProvider } from "../../models/provider.js";
 import type { SystemPrompt } from "./system-prompt.js";
 import type { ApprovalGate } from "../../tools/approval.js";
-import { type TurnResult, runTurn } from "./turn.js";
+import { type TurnInput, type TurnResult, runTurn } from "./turn.js";
 import type { Work } from "./work.js";
 
 /** Where providers come from (the model catalog, or a fake in tests). */
 export interface ModelSource {
   get(modelName: string): ModelProvider;
 }
+
+/** What a client adds to a turn (the OpenAI-compatible route): sampling, its own tools, its tools' results. */
+export type TurnExtras = Pick<TurnInput, "sampling" | "clientTools" | "toolResults">;
 
 /** What a turn needs from the runtime. */
 export interface TurnDeps {
@@ -79,7 +82,7 @@ export class TurnRunner {
     deliver: (d: Delivery, origin: DeliveryOrigin) => void,
     images: readonly ImageInput[] = [],
     oneTurn = false,
-    sampling?: Sampling,
+    more: TurnExtras = {},
   ): Promise<TurnResult> {
     const { deps } = this;
     const turnId = deps.ids();
@@ -100,7 +103,9 @@ export class TurnRunner {
         sessionKey,
         text,
         images,
-        ...(sampling ? { sampling } : {}),
+        ...(more.sampling ? { sampling: more.sampling } : {}),
+        ...(more.clientTools?.length ? { clientTools: more.clientTools } : {}),
+        ...(more.toolResults?.length ? { toolResults: more.toolResults } : {}),
         signal,
         provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
         tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),

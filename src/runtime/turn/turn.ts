@@ -5,6 +5,7 @@ import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
 import { type ChatMessage, type ContentPart, isRecord, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider, Sampling } from "../../models/provider.js";
+import type { ToolCall, ToolSpec } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
 import { type Timer, joinSignals } from "../../signals.js";
 import type { ApprovalGate } from "../../tools/approval.js";
@@ -37,6 +38,13 @@ export interface TurnInput {
   gate?: ApprovalGate;
   /** What the client asked of the model's answers (sampling, structure), over the entry's settings. */
   sampling?: Sampling;
+  /**
+   * The client's own tools (the OpenAI-compatible route), offered beside the
+   * agent's: a call of one ends the turn, handed to the client to run.
+   */
+  clientTools?: readonly ToolSpec[];
+  /** The client's results of those calls: the turn goes on from them instead of from a new user message. */
+  toolResults?: readonly { toolCallId: string; content: string }[];
   /** A system note for this turn only (not kept in history), just before the new message. */
   note?: string;
 }
@@ -49,6 +57,8 @@ export interface TurnResult {
   cutOff: boolean;
   /** Tokens of the turn's own model calls, summed, when the provider reported any. */
   usage?: TokenUsage;
+  /** Calls of the client's tools the turn ended with: the client runs them and sends their results. */
+  clientCalls?: ToolCall[];
 }
 
 export const CUT_OFF_NOTE = "[The answer was cut off: the model reached its output limit (max_tokens).]";
@@ -88,8 +98,16 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   // Records for people (who allowed a call) stay in the history and out of the model's sight.
   const history = (await input.history.get(sessionKey)).filter((message) => !isRecord(message));
   if (input.note !== undefined) history.push({ role: "system", content: input.note });
-  const added: ChatMessage[] = [{ role: "user", content: userContent(input.text, input.images ?? []) }];
-  const specs = tools.specs();
+  // A turn goes on from the client's tool results, or starts with the user's message.
+  const added: ChatMessage[] = input.toolResults?.length
+    ? input.toolResults.map((r): ChatMessage => ({ role: "tool", tool_call_id: r.toolCallId, content: r.content }))
+    : [{ role: "user", content: userContent(input.text, input.images ?? []) }];
+  // Calls the last answer left to the client that got no result (it sent something else): each gets one, so the conversation stays whole.
+  const answered = new Set(added.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+  const missing = unansweredCalls(history).filter((id) => !answered.has(id));
+  if (missing.length > 0) added.unshift(...missing.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NO_CLIENT_RESULT, is_error: true })));
+  const clientNames = new Set((input.clientTools ?? []).map((t) => t.name));
+  const specs = clientNames.size > 0 ? [...tools.specs(), ...input.clientTools!] : tools.specs();
   const toolContext: CallScope = {
     agentId: agent.id,
     sessionKey,
@@ -117,7 +135,9 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
     streamed = 0;
-    const response = await provider.chat({ messages, tools: specs, signal, ...(input.sampling ? { sampling: input.sampling } : {}) }, onDelta);
+    // The client's tool_choice binds the turn's first answer only (a forced call every time would never end).
+    const sampling = input.sampling && iteration > 1 && input.sampling.toolChoice !== undefined ? { ...input.sampling, toolChoice: undefined } : input.sampling;
+    const response = await provider.chat({ messages, tools: specs, signal, ...(sampling ? { sampling } : {}) }, onDelta);
     usage.add(response.usage);
     events.emit("llm.response", {
       ...scope,
@@ -149,8 +169,10 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     // The calls of one answer run side by side (a model asks for several only when they are
     // independent, e.g. a fan-out of subagents); they start in order, and their results go
     // back, and reach the user, in the order the model asked.
-    const results = await Promise.all(response.toolCalls.map((call) => tools.execute(call, toolContext)));
-    response.toolCalls.forEach((call, i) => {
+    const clientCalls = response.toolCalls.filter((call) => clientNames.has(call.function.name));
+    const own = response.toolCalls.filter((call) => !clientNames.has(call.function.name));
+    const results = await Promise.all(own.map((call) => tools.execute(call, toolContext)));
+    own.forEach((call, i) => {
       const result = results[i]!;
       added.push({
         role: "tool",
@@ -160,6 +182,11 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       });
       if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser }, { turnId: input.turnId, callId: call.id });
     });
+    if (clientCalls.length > 0) {
+      // The client runs these: the turn so far is kept, and goes on when their results come.
+      await input.history.append(sessionKey, added.map(withoutThinking));
+      return { reply: response.text ?? "", hitLimit: false, cutOff: false, clientCalls, ...usage.total() };
+    }
   }
 
   signal.throwIfAborted();
@@ -169,6 +196,22 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   await input.history.append(sessionKey, added.map(withoutThinking));
   input.deliver({ from: "agent", text: reply }, { turnId: input.turnId });
   return { reply, hitLimit: true, cutOff: false, ...usage.total() };
+}
+
+/** What a call the client never ran gets as its result. */
+export const NO_CLIENT_RESULT = "[No result: the client did not run this call; the conversation went on without it.]";
+
+/** The ids of the last answer's tool calls that no tool message answers (calls handed to a client that sent something else). */
+function unansweredCalls(history: readonly ChatMessage[]): string[] {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const message = history[i]!;
+    if (message.role === "user") return [];
+    if (message.role === "assistant" && message.tool_calls?.length) {
+      const answered = new Set(history.slice(i + 1).flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+      return message.tool_calls.map((call) => call.id).filter((id) => !answered.has(id));
+    }
+  }
+  return [];
 }
 
 /** The user's message as the model gets it: its text, or its text and images as parts. */
