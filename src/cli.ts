@@ -218,6 +218,8 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
           streamQueueBytes: limits.stream_queue_bytes,
           idempotencyKeys: limits.idempotency_keys,
           idempotencyBytes: limits.idempotency_bytes,
+          responsesKept: limits.responses_kept,
+          responsesBytes: limits.responses_bytes,
         },
       });
     } catch (error) {

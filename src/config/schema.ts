@@ -287,6 +287,12 @@ export const gatewaySchema = z
           .default(1_000)
           .describe("Idempotency-Key answers of the OpenAI-compatible routes kept (10 minutes each) at most; the oldest go first. 0 keeps none."),
         idempotency_bytes: int(0, 1_073_741_824).default(16_777_216).describe("Bytes of those answers kept at most, all together; the oldest go first."),
+        responses_kept: int(0, 1_000_000)
+          .default(1_000)
+          .describe("Responses of the Responses API kept (a day each) for previous_response_id and GET /v1/responses/<id>; the oldest go first. 0 keeps none."),
+        responses_bytes: int(0, 1_073_741_824)
+          .default(33_554_432)
+          .describe("Bytes of kept responses (with their conversations) at most, all together; the oldest go first."),
       })
       .refine((limits) => limits.headers_timeout_ms <= limits.request_timeout_ms, {
         path: ["headers_timeout_ms"],

@@ -12,6 +12,7 @@ import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
 import { errorAnswer, failureOf, retryHeaders } from "./errors.js";
 import { type IdempotencyLimits, IdempotencyStore, idempotent } from "./idempotency.js";
+import { type ResponseLimits, mountResponses } from "./openai/responses.js";
 import { eventsStream } from "./events-route.js";
 import { decideApproval, listApprovals } from "./approvals-route.js";
 import { historyPage } from "./history-route.js";
@@ -46,6 +47,8 @@ export interface AppOptions {
   heartbeatTimer?: Timer;
   /** Idempotency-Key answers kept (gateway.limits.idempotency_keys / idempotency_bytes). */
   idempotency?: IdempotencyLimits;
+  /** Stored responses of the Responses API (gateway.limits.responses_kept / responses_bytes). */
+  responses?: ResponseLimits;
   /** Bytes a streamed answer holds that its client has not read (gateway.limits.stream_queue_bytes; default 8 MiB); past it the stream is cut and its turn aborted. */
   streamQueueBytes?: number;
   /** The chat page served at `GET /` (without it, `/` is 404). */
@@ -67,6 +70,7 @@ const chatBody = z.strictObject({
  * about hono; every error leaves as `{"error":{"code","message"}}`.
  */
 const DEFAULT_IDEMPOTENCY: IdempotencyLimits = { maxKeys: 1_000, maxBytes: 16_777_216 };
+const DEFAULT_RESPONSES: ResponseLimits = { maxResponses: 1_000, maxBytes: 33_554_432 };
 
 export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   const app = new Hono();
@@ -134,8 +138,11 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 
   // A client's retry with the same Idempotency-Key gets the first answer, never a second turn.
-  app.use("/v1/chat/completions", idempotent(new IdempotencyStore(opts.idempotency ?? DEFAULT_IDEMPOTENCY)));
+  const answers = new IdempotencyStore(opts.idempotency ?? DEFAULT_IDEMPOTENCY);
+  app.use("/v1/chat/completions", idempotent(answers));
+  app.use("/v1/responses", idempotent(answers));
   mountOpenAi(app, runtime, streams);
+  mountResponses(app, runtime, opts.responses ?? DEFAULT_RESPONSES, streams);
 
   mountFeatureRoutes(app, runtime.routes(), { token, maxBodyBytes: MAX_BODY_BYTES });
 

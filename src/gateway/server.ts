@@ -24,6 +24,9 @@ export interface ServerLimits {
   /** Idempotency-Key answers kept at most, and their bytes together. */
   idempotencyKeys: number;
   idempotencyBytes: number;
+  /** Stored responses (the Responses API) kept at most, and their bytes together. */
+  responsesKept: number;
+  responsesBytes: number;
 }
 
 /** The limits when none are given: the same as the config's defaults (a test holds them equal). */
@@ -35,6 +38,8 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   streamQueueBytes: ANSWER_QUEUE_BYTES,
   idempotencyKeys: 1_000,
   idempotencyBytes: 16_777_216,
+  responsesKept: 1_000,
+  responsesBytes: 33_554_432,
 };
 
 export interface GatewayOptions {
@@ -89,6 +94,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     allowedHosts: opts.allowedHosts,
     streamQueueBytes: limits.streamQueueBytes,
     idempotency: { maxKeys: limits.idempotencyKeys, maxBytes: limits.idempotencyBytes },
+    responses: { maxResponses: limits.responsesKept, maxBytes: limits.responsesBytes },
     ...(opts.page ? { page: opts.page } : {}),
   });
   const server = createAdaptorServer({

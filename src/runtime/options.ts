@@ -16,7 +16,7 @@ import type { ModelSource } from "./turn/turn-runner.js";
 
 export type { ModelSource } from "./turn/turn-runner.js";
 export type { ResponseFormat, Sampling, ToolChoice } from "../models/provider.js";
-export type { ToolCall, ToolSpec } from "../models/message.js";
+export type { ChatMessage, ToolCall, ToolSpec } from "../models/message.js";
 export { type ConversationInput, type MessageInput, type MessageOutcome, STOPPED_REPLY } from "./messages/message.js";
 
 /** What a runtime is made of, and what it reports. */

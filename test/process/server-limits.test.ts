@@ -109,6 +109,8 @@ describe("the server's limits", () => {
       streamQueueBytes: limits.stream_queue_bytes,
       idempotencyKeys: limits.idempotency_keys,
       idempotencyBytes: limits.idempotency_bytes,
+      responsesKept: limits.responses_kept,
+      responsesBytes: limits.responses_bytes,
     }).toEqual(DEFAULT_LIMITS);
     // Seconds, not node's minutes.
     expect(DEFAULT_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(10_000);

@@ -147,6 +147,7 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
     allowedHosts: allowed_hosts,
     streamQueueBytes: loaded.config.gateway.limits.stream_queue_bytes,
     idempotency: { maxKeys: loaded.config.gateway.limits.idempotency_keys, maxBytes: loaded.config.gateway.limits.idempotency_bytes },
+    responses: { maxResponses: loaded.config.gateway.limits.responses_kept, maxBytes: loaded.config.gateway.limits.responses_bytes },
     ...(opts.heartbeatTimer ? { heartbeatTimer: opts.heartbeatTimer } : {}),
   });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);

@@ -25,6 +25,8 @@ describe("config file lookup", () => {
         stream_queue_bytes: 8_388_608,
         idempotency_keys: 1_000,
         idempotency_bytes: 16_777_216,
+        responses_kept: 1_000,
+        responses_bytes: 33_554_432,
       },
     });
     expect(loaded.config.agents.default).toBe("main");

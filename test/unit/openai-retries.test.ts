@@ -115,11 +115,14 @@ describe("retry hints and OpenAI's error shape", () => {
 
   it("OpenAI's paths this gateway does not serve are 404 in OpenAI's shape", async () => {
     const h = harness({});
-    for (const path of ["/v1/responses", "/v1/embeddings", "/v1/completions"]) {
+    for (const path of ["/v1/embeddings", "/v1/completions"]) {
       const res = await h.request(path, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
       expect(res.status, path).toBe(404);
       expect((await jsonOf(res)).error, path).toMatchObject({ type: "invalid_request_error", code: "not_found" });
     }
+    const stored = await h.request("/v1/responses/resp_none");
+    expect(stored.status).toBe(404);
+    expect((await jsonOf(stored)).error).toMatchObject({ type: "invalid_request_error", code: "not_found" });
     expect((await jsonOf(await h.request("/v1/nothing-here"))).error).toEqual({ code: "not_found", message: "no route for GET /v1/nothing-here" });
   });
 });
