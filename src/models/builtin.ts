@@ -50,6 +50,19 @@ export class BuiltinModel implements ModelProvider {
       };
       return { text: null, toolCalls: [call], finishReason: "tool_calls", modelName: this.name };
     }
+    // After calls it did not script (forced ones), it says what they returned, as after a script.
+    if (!script) {
+      const after = messages.slice(lastUser + 1);
+      const made = after.flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []) : []));
+      const results = after.filter((m) => m.role === "tool");
+      if (made.length > 0 && results.length > 0)
+        return this.reply(
+          summarise(
+            made.map((call) => ({ tool: call.function.name, args: call.function.arguments })),
+            results,
+          ),
+        );
+    }
     const format = request.sampling?.responseFormat;
     if (!script && format) return this.reply(JSON.stringify(format.type === "json_schema" ? exampleOf(format.schema) : { answer: withoutNotes(text) }));
     if (!script)

@@ -7,7 +7,8 @@
  * output (`generateObject`'s json_schema / `withStructuredOutput`), and the
  * Responses API through LangChain's `useResponsesApi`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -102,5 +103,34 @@ describe("LangChain.js (@langchain/openai)", () => {
   it("useResponsesApi goes through /v1/responses", async () => {
     const message = await chat({ useResponsesApi: true }).invoke("hello responses");
     expect(JSON.stringify(message.content)).toMatch(/You said: hello responses/);
+  });
+});
+
+describe("README's client examples, run as they are", () => {
+  const run = async (file: string) => {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(root, "examples", "clients", file)], {
+      cwd: root,
+      env: { ...process.env, PICOCLAW_URL: `${url}/v1` },
+      timeout: 30_000,
+    });
+    return stdout;
+  };
+
+  it("the openai SDK's: a client tool, its result, a Responses conversation", async () => {
+    const lines = (await run("openai-sdk.mjs")).split("\n");
+    expect(lines.slice(0, 3)).toEqual([
+      'tool call: get_weather {"city":"example (the built-in model)"}',
+      "answer: Ran 1 tool call:",
+      "1. get_weather: sunny, 4 °C",
+    ]);
+    expect(lines[3]).toBe("responses: You said: And again.");
+  });
+
+  it("the AI SDK's: text, then an object of the schema", async () => {
+    expect((await run("ai-sdk.mjs")).split("\n")).toEqual(["text: You said: Hello!", 'object: {"city":"example (the built-in model)"}', ""]);
+  });
+
+  it("LangChain's: a message, then a structured answer", async () => {
+    expect((await run("langchain.mjs")).split("\n")).toEqual(["reply: You said: Hello!", 'structured: {"city":"example (the built-in model)"}', ""]);
   });
 });
