@@ -10,7 +10,7 @@ import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
-import { errorAnswer, failureOf, retryHeaders } from "./errors.js";
+import { errorAnswer, failureOf, isOpenAiPath, retryHeaders } from "./errors.js";
 import { type IdempotencyLimits, IdempotencyStore, idempotent } from "./idempotency.js";
 import { type ResponseLimits, mountResponses } from "./openai/responses.js";
 import { eventsStream } from "./events-route.js";
@@ -78,7 +78,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.onError((error, c) => {
     const failure = failureOf(error, `${c.req.method} ${c.req.path}`, logger);
-    return errorAnswer(c, failure.status, failure.code, failure.message, retryHeaders(error));
+    // On the OpenAI surface a request the model refused is a 400, which no SDK retries (the AI SDK retries every 5xx, whatever the headers say).
+    const status = failure.code === "model_bad_request" && isOpenAiPath(c.req.path) ? 400 : failure.status;
+    return errorAnswer(c, status, failure.code, failure.message, retryHeaders(error));
   });
   app.notFound((c) => errorAnswer(c, 404, "not_found", `no route for ${c.req.method} ${c.req.path}`));
 

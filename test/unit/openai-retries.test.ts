@@ -93,7 +93,7 @@ describe("Idempotency-Key on POST /v1/chat/completions", () => {
 });
 
 describe("retry hints and OpenAI's error shape", () => {
-  it("a model's 400 answers x-should-retry: false", async () => {
+  it("a model's 400 is a 400 on the OpenAI surface (no SDK retries it), with x-should-retry: false; /v1/chat keeps its 502", async () => {
     const h = harness({
       config: wireConfig(),
       models: {
@@ -106,9 +106,9 @@ describe("retry hints and OpenAI's error shape", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] }),
     });
-    expect(res.status).toBe(502);
+    expect(res.status).toBe(400);
     expect(res.headers.get("x-should-retry")).toBe("false");
-    expect((await jsonOf(res)).error).toMatchObject({ code: "model_bad_request", type: "server_error" });
+    expect((await jsonOf(res)).error).toMatchObject({ code: "model_bad_request", type: "invalid_request_error" });
     const chat = await h.chat({ message: "hi" });
     expect(chat.status).toBe(502);
   });
