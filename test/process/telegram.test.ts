@@ -250,8 +250,11 @@ describe("the Telegram channel", () => {
 
   it("logs a polling failure and keeps polling after a backoff", async () => {
     const timers = new ManualTimers();
-    const { api, h } = await telegramGateway({ timer: timers.timer });
-    api.fail("getUpdates", { status: 502, description: "Bad Gateway" }, { status: 409, description: "Conflict: terminated by other getUpdates request" });
+    const { api, h } = await telegramGateway({
+      timer: timers.timer,
+      before: (api) =>
+        api.fail("getUpdates", { status: 502, description: "Bad Gateway" }, { status: 409, description: "Conflict: terminated by other getUpdates request" }),
+    });
     const first = await eventually(() => {
       const found = timers.pending().find((t) => t.ms === 1000);
       expect(found).toBeDefined();
