@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { BoundedMap } from "./bounded-map.js";
 import { openAiErrorBody } from "./errors.js";
 
 /**
@@ -17,10 +18,7 @@ export const IDEMPOTENCY_TTL_MS = 10 * 60_000;
 /** The most bytes one kept answer may take; a larger one leaves only its marker. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
-type Entry =
-  | { state: "running"; expiresAt: number }
-  | { state: "done"; expiresAt: number; status: number; contentType: string; body: string; bytes: number }
-  | { state: "too-large"; expiresAt: number };
+type Entry = { state: "running" } | { state: "done"; status: number; contentType: string; body: string } | { state: "too-large" };
 
 export interface IdempotencyLimits {
   maxKeys: number;
@@ -28,60 +26,41 @@ export interface IdempotencyLimits {
 }
 
 export class IdempotencyStore {
-  private readonly entries = new Map<string, Entry>();
-  private bytes = 0;
+  private readonly kept: BoundedMap<Entry>;
+  /** gateway.limits.idempotency_keys 0: no key is kept, and the header is not read. */
+  readonly off: boolean;
 
-  constructor(
-    private readonly limits: IdempotencyLimits,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(limits: IdempotencyLimits, now: () => number = Date.now) {
+    this.off = limits.maxKeys === 0;
+    // A running entry stays: its request holds it.
+    this.kept = new BoundedMap<Entry>({ maxEntries: limits.maxKeys, maxBytes: limits.maxBytes, ttlMs: IDEMPOTENCY_TTL_MS }, now, (e) => e.state === "running");
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.kept.size;
   }
 
   get(key: string): Entry | undefined {
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt <= this.now()) {
-      this.delete(key);
-      return undefined;
-    }
-    return entry;
+    return this.kept.get(key);
   }
 
   start(key: string): void {
-    this.set(key, { state: "running", expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    this.kept.set(key, { state: "running" });
   }
 
   finish(key: string, status: number, contentType: string, body: string): void {
     const bytes = Buffer.byteLength(body);
-    const expiresAt = this.now() + IDEMPOTENCY_TTL_MS;
-    this.set(key, bytes > MAX_ANSWER_BYTES ? { state: "too-large", expiresAt } : { state: "done", expiresAt, status, contentType, body, bytes });
-  }
-
-  delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    if (entry.state === "done") this.bytes -= entry.bytes;
-    this.entries.delete(key);
+    if (bytes > MAX_ANSWER_BYTES) this.tooLarge(key);
+    else this.kept.set(key, { state: "done", status, contentType, body }, bytes);
   }
 
   /** An answer too large to keep: only its marker stays. */
   tooLarge(key: string): void {
-    this.set(key, { state: "too-large", expiresAt: this.now() + IDEMPOTENCY_TTL_MS });
+    this.kept.set(key, { state: "too-large" });
   }
 
-  private set(key: string, entry: Entry): void {
-    this.delete(key);
-    this.entries.set(key, entry);
-    if (entry.state === "done") this.bytes += entry.bytes;
-    // Oldest first (the map's order): expired ones go, then whatever is past the bounds; a running one stays (its request holds it).
-    const now = this.now();
-    for (const [k, e] of [...this.entries]) {
-      const over = this.entries.size > this.limits.maxKeys || this.bytes > this.limits.maxBytes;
-      if (!over && e.expiresAt > now) break;
-      if (k !== key && e.state !== "running") this.delete(k);
-    }
+  delete(key: string): void {
+    this.kept.delete(key);
   }
 }
 
@@ -89,7 +68,7 @@ export class IdempotencyStore {
 export function idempotent(store: IdempotencyStore): MiddlewareHandler {
   return async (c: Context, next) => {
     const given = c.req.header("idempotency-key");
-    if (c.req.method !== "POST" || given === undefined || given.trim() === "") return next();
+    if (store.off || c.req.method !== "POST" || given === undefined || given.trim() === "") return next();
     if (given.length > 256) {
       return c.json(openAiErrorBody(400, "invalid_request", "Idempotency-Key: at most 256 characters"), 400);
     }

@@ -10,6 +10,7 @@ import { joinSignals } from "../../signals.js";
 import { describeIssues } from "../../validation.js";
 import { failureOf } from "../errors.js";
 import { readJson } from "../read-json.js";
+import { BoundedMap } from "../bounded-map.js";
 import { SseAnswer, type SseOptions } from "../sse.js";
 import { OPENAI_CHANNEL } from "./channel.js";
 import { AssistantContent } from "./completion.js";
@@ -83,42 +84,24 @@ interface Stored {
   /** The conversation up to and with this response, for one that continues it. */
   messages: ChatMessage[];
   system: string[];
-  bytes: number;
-  expiresAt: number;
 }
 
 /** Stored responses, bounded: past the limits (or a day) the oldest go first. */
 class ResponseStore {
-  private readonly entries = new Map<string, Stored>();
-  private bytes = 0;
+  private readonly kept: BoundedMap<Stored>;
 
-  constructor(private readonly limits: ResponseLimits) {}
+  constructor(private readonly limits: ResponseLimits) {
+    this.kept = new BoundedMap<Stored>({ maxEntries: limits.maxResponses, maxBytes: limits.maxBytes, ttlMs: KEEP_MS });
+  }
 
   get(id: string): Stored | undefined {
-    const found = this.entries.get(id);
-    if (found && found.expiresAt <= Date.now()) {
-      this.delete(id);
-      return undefined;
-    }
-    return found;
+    return this.kept.get(id);
   }
 
-  put(id: string, stored: Omit<Stored, "bytes" | "expiresAt">): void {
+  put(id: string, stored: Stored): void {
     const bytes = Buffer.byteLength(JSON.stringify([stored.response, stored.messages, stored.system]));
     if (this.limits.maxResponses === 0 || bytes > this.limits.maxBytes) return;
-    this.entries.set(id, { ...stored, bytes, expiresAt: Date.now() + KEEP_MS });
-    this.bytes += bytes;
-    for (const key of this.entries.keys()) {
-      if (this.entries.size <= this.limits.maxResponses && this.bytes <= this.limits.maxBytes) break;
-      this.delete(key);
-    }
-  }
-
-  private delete(id: string): void {
-    const found = this.entries.get(id);
-    if (!found) return;
-    this.bytes -= found.bytes;
-    this.entries.delete(id);
+    this.kept.set(id, stored, bytes);
   }
 }
 
