@@ -5,6 +5,7 @@ import type { ConversationInput, Sampling, ToolSpec } from "../../runtime/option
 import { CHAT_ID } from "../../session/key.js";
 import { describeIssues } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
+import { samplingFrom } from "./sampling.js";
 
 /**
  * A `POST /v1/chat/completions` body, in OpenAI's shape. Sampling and
@@ -72,25 +73,18 @@ const body = z.looseObject({
 
 /** What the body asks of the model's answers, or undefined when it asks nothing. */
 function samplingOf(data: z.infer<typeof body>): Sampling | undefined {
-  const sampling: Sampling = {};
-  if (typeof data.temperature === "number") sampling.temperature = data.temperature;
-  if (typeof data.top_p === "number") sampling.topP = data.top_p;
-  const maxTokens = data.max_completion_tokens ?? data.max_tokens;
-  if (typeof maxTokens === "number") sampling.maxTokens = maxTokens;
-  if (typeof data.stop === "string") sampling.stop = [data.stop];
-  else if (Array.isArray(data.stop)) sampling.stop = data.stop;
-  if (typeof data.seed === "number") sampling.seed = data.seed;
-  if (typeof data.parallel_tool_calls === "boolean") sampling.parallelToolCalls = data.parallel_tool_calls;
   const choice = data.tool_choice;
-  if (typeof choice === "string") sampling.toolChoice = choice;
-  else if (choice) sampling.toolChoice = { name: choice.function.name };
   const format = data.response_format;
-  if (format?.type === "json_object") sampling.responseFormat = { type: "json_object" };
-  else if (format?.type === "json_schema") {
-    const { name, schema, strict } = format.json_schema;
-    sampling.responseFormat = { type: "json_schema", name, schema: schema ?? {}, ...(typeof strict === "boolean" ? { strict } : {}) };
-  }
-  return Object.keys(sampling).length > 0 ? sampling : undefined;
+  return samplingFrom({
+    temperature: data.temperature,
+    topP: data.top_p,
+    maxTokens: data.max_completion_tokens ?? data.max_tokens,
+    stop: data.stop,
+    seed: data.seed,
+    parallelToolCalls: data.parallel_tool_calls,
+    toolChoice: typeof choice === "string" || !choice ? choice : { name: choice.function.name },
+    format: format?.type === "json_schema" ? { type: "json_schema", ...format.json_schema } : format,
+  });
 }
 
 /** What a request asks, read: the agent, how to stream, and the message with its conversation. */

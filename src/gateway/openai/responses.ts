@@ -14,6 +14,8 @@ import { BoundedMap } from "../bounded-map.js";
 import { SseAnswer, type SseOptions } from "../sse.js";
 import { OPENAI_CHANNEL } from "./channel.js";
 import { AssistantContent } from "./completion.js";
+import { modelNotFound, refuseToolClash } from "./routes.js";
+import { samplingFrom } from "./sampling.js";
 
 /**
  * OpenAI's Responses API over the agents (README, "Use it from OpenAI
@@ -156,26 +158,19 @@ function readRequest(data: Body, previous: Stored | undefined): Read {
     if (last?.role !== "user") throw new RequestError("invalid_request", "input: the last item must be the user's message, or the outputs of function calls");
     text = typeof last.content === "string" ? last.content : "";
   } else history.splice(end);
-  const sampling: Sampling = {};
-  if (typeof data.temperature === "number") sampling.temperature = data.temperature;
-  if (typeof data.top_p === "number") sampling.topP = data.top_p;
-  if (typeof data.max_output_tokens === "number") sampling.maxTokens = data.max_output_tokens;
-  if (typeof data.parallel_tool_calls === "boolean") sampling.parallelToolCalls = data.parallel_tool_calls;
-  if (typeof data.tool_choice === "string") sampling.toolChoice = data.tool_choice;
-  else if (data.tool_choice) sampling.toolChoice = { name: data.tool_choice.name };
-  const format = data.text?.format;
-  if (format?.type === "json_object") sampling.responseFormat = { type: "json_object" };
-  else if (format?.type === "json_schema")
-    sampling.responseFormat = {
-      type: "json_schema",
-      name: format.name ?? "response",
-      schema: format.schema ?? {},
-      ...(typeof format.strict === "boolean" ? { strict: format.strict } : {}),
-    };
+  const choice = data.tool_choice;
+  const sampling = samplingFrom({
+    temperature: data.temperature,
+    topP: data.top_p,
+    maxTokens: data.max_output_tokens,
+    parallelToolCalls: data.parallel_tool_calls,
+    toolChoice: typeof choice === "string" || !choice ? choice : { name: choice.name },
+    format: data.text?.format,
+  });
   return {
     conversation: { history, system, text, ...(toolResults.length > 0 ? { toolResults } : {}) },
     clientTools,
-    sampling: Object.keys(sampling).length > 0 ? sampling : undefined,
+    sampling,
   };
 }
 
@@ -250,20 +245,12 @@ export function mountResponses(app: Hono, runtime: Runtime, limits: ResponseLimi
     const parsed = body.safeParse(await readJson(c.req.raw), { reportInput: true });
     if (!parsed.success) throw new RequestError("invalid_request", describeIssues(parsed.error).join("; "));
     const data = parsed.data;
-    if (!runtime.agentIds().includes(data.model)) {
-      throw new RequestError(
-        "model_not_found",
-        `The model ${JSON.stringify(data.model)} does not exist: a model here is an agent id (GET /v1/models lists them)`,
-      );
-    }
+    if (!runtime.agentIds().includes(data.model)) throw modelNotFound(data.model);
     const previous = data.previous_response_id ? store.get(data.previous_response_id) : undefined;
     if (data.previous_response_id && !previous)
       throw new RequestError("not_found", `previous_response_id: no stored response ${JSON.stringify(data.previous_response_id)}`);
     const read = readRequest(data, previous);
-    const own = new Set(runtime.summaries().find((agent) => agent.id === data.model)?.tools ?? []);
-    const clash = read.clientTools.find((t) => own.has(t.name));
-    if (clash)
-      throw new RequestError("invalid_request", `tools: "${clash.name}" is the name of one of the agent's own tools; give the client's tool another name`);
+    refuseToolClash(runtime, data.model, read.clientTools);
     const input: ConversationInput = {
       agentId: data.model,
       channel: OPENAI_CHANNEL,

@@ -32,13 +32,13 @@ export function mountOpenAi(app: Hono, runtime: Runtime, streams: SseOptions & {
 
   app.get("/v1/models/:id", (c) => {
     const id = c.req.param("id");
-    if (!runtime.agentIds().includes(id)) throw notFound(id);
+    if (!runtime.agentIds().includes(id)) throw modelNotFound(id);
     return c.json(model(id));
   });
 
   app.post("/v1/chat/completions", async (c) => {
     const request = readCompletionRequest(await readJson(c.req.raw), c.req.header("x-session-id"));
-    if (!runtime.agentIds().includes(request.agentId)) throw notFound(request.agentId);
+    if (!runtime.agentIds().includes(request.agentId)) throw modelNotFound(request.agentId);
     // What would be refused before the turn runs (images the agent's model cannot take) is an error status, streamed or not.
     check(runtime, request);
     const meta: CompletionMeta = { id: `chatcmpl-${nanoid(24)}`, created: Math.floor(Date.now() / 1000), model: request.agentId };
@@ -53,7 +53,7 @@ export function mountOpenAi(app: Hono, runtime: Runtime, streams: SseOptions & {
   });
 }
 
-function notFound(id: string): RequestError {
+export function modelNotFound(id: string): RequestError {
   return new RequestError("model_not_found", `The model ${JSON.stringify(id)} does not exist: a model here is an agent id (GET /v1/models lists them)`);
 }
 
@@ -74,12 +74,16 @@ function inputOf(request: CompletionRequest) {
     : { conversation: { ...message, history: conversation.history, system: conversation.system } };
 }
 
-function check(runtime: Runtime, request: CompletionRequest): void {
-  // A client tool may not take the name of one of the agent's own.
-  const own = new Set(runtime.summaries().find((agent) => agent.id === request.agentId)?.tools ?? []);
-  const clash = request.clientTools?.find((tool) => own.has(tool.name));
+/** A client tool may not take the name of one of the agent's own: 400 naming it. */
+export function refuseToolClash(runtime: Runtime, agentId: string, tools: readonly { name: string }[]): void {
+  const own = new Set(runtime.summaries().find((agent) => agent.id === agentId)?.tools ?? []);
+  const clash = tools.find((tool) => own.has(tool.name));
   if (clash)
     throw new RequestError("invalid_request", `tools: "${clash.name}" is the name of one of the agent's own tools; give the client's tool another name`);
+}
+
+function check(runtime: Runtime, request: CompletionRequest): void {
+  refuseToolClash(runtime, request.agentId, request.clientTools ?? []);
   const input = inputOf(request);
   if (input.session) runtime.checkMessage(input.session);
   else runtime.checkConversation(input.conversation);
