@@ -159,7 +159,7 @@ describe("markdown round trip (property)", () => {
     });
     fc.assert(
       fc.property(accepted, (items) => {
-        const back = parseListMarkdown(renderListMarkdown(items));
+        const back = parseListMarkdown(renderListMarkdown(items), items);
         expect(back.errors).toEqual([]);
         expect(back.items).toEqual(items);
       }),

@@ -175,36 +175,55 @@ function parsedList(text: string) {
 }
 
 describe("list markdown: render", () => {
-  it("one # Todos heading, markers for the four statuses, the id and a non-default priority in a comment", () => {
+  it("one # Todos heading, markers for the four statuses, a non-default priority shown in words, no ids anywhere", () => {
     const items = [item("1", "Draft", "completed"), item("2", "Write", "in_progress", "high"), item("3", "Skip", "canceled", "low"), item("4", "Ship")];
-    expect(renderListMarkdown(items)).toBe(
-      [
-        "# Todos",
-        '- [x] Draft <!-- {"id":"1"} -->',
-        '- [/] Write <!-- {"id":"2","priority":"high"} -->',
-        '- [-] Skip <!-- {"id":"3","priority":"low"} -->',
-        '- [ ] Ship <!-- {"id":"4"} -->',
-      ].join("\n"),
-    );
+    const text = renderListMarkdown(items);
+    expect(text).toBe(["# Todos", "- [x] Draft", "- [/] Write (priority: high)", "- [-] Skip (priority: low)", "- [ ] Ship"].join("\n"));
+    expect(text).not.toContain("<!--");
   });
 
   it("an empty list is the heading alone", () => {
     expect(renderListMarkdown([])).toBe("# Todos");
   });
 
-  it("text that is not one clean line is shown cleaned, with the exact content in the comment", () => {
-    expect(renderListMarkdown([item("a", "  two\nlines ")])).toBe('# Todos\n- [ ] two lines <!-- {"id":"a","content":"  two\\nlines "} -->');
+  it("text that is not one clean line is shown cleaned", () => {
+    expect(renderListMarkdown([item("a", "  two\nlines ")])).toBe("# Todos\n- [ ] two lines");
   });
 
-  it("< and > inside the data are escaped, so the comment cannot end early", () => {
-    expect(renderListMarkdown([item("-->", "x")])).toBe('# Todos\n- [ ] x <!-- {"id":"--\\u003e"} -->');
+  it("a medium item whose text ends like a priority says its own, so it reads back as medium", () => {
+    const items = [item("1", "ask (priority: high)")];
+    expect(renderListMarkdown(items)).toBe("# Todos\n- [ ] ask (priority: high) (priority: medium)");
+    expect(parseListMarkdown(renderListMarkdown(items), items).items).toEqual(items);
   });
 });
 
 describe("list markdown: parse", () => {
-  it("reads back what it renders, exactly", () => {
+  it("reads back what it renders against the plan it came from, exactly: ids, verbatim content, priorities", () => {
     const items = [item("1", '  <b>Ship</b> & "q" \n 😀 ', "completed", "high"), item(" id ", "x <!-- y --> z", "canceled"), item("<!--", "-->")];
-    expect(parsedList(renderListMarkdown(items))).toEqual(items);
+    const back = parseListMarkdown(renderListMarkdown(items), items);
+    expect(back.errors).toEqual([]);
+    expect(back.items).toEqual(items);
+  });
+
+  it("matches lines to the plan by their text: reordered lines keep their ids, a new line gets a fresh one, same texts pair in order", () => {
+    const current = [item("1", "a"), item("2", "b"), item("7", "same"), item("8", "same")];
+    const back = parseListMarkdown("- [x] b\n- [ ] new\n- [ ] same\n- [/] same (priority: low)\n- [ ] a", current);
+    expect(back.items).toEqual([item("2", "b", "completed"), item("3", "new"), item("7", "same"), item("8", "same", "in_progress", "low"), item("1", "a")]);
+  });
+
+  it("an edited line is a new item; the item it was is gone", () => {
+    expect(parseListMarkdown("- [ ] a, changed", [item("1", "a")]).items).toEqual([item("2", "a, changed")]);
+  });
+
+  it("an old copy with data comments still keeps its ids and exact contents", () => {
+    expect(parsedList('- [ ] two lines <!-- {"id":"a","content":"  two\\nlines "} -->\n- [x] b <!-- {"id":"9","priority":"low"} -->')).toEqual([
+      item("a", "  two\nlines "),
+      item("9", "b", "completed", "low"),
+    ]);
+  });
+
+  it("says which headings a list did not keep", () => {
+    expect(parseListMarkdown("# Todos\n- [ ] a\n# Research\n- [ ] b\n## Write\n- [ ] c").headings).toEqual(["Research", "Write"]);
   });
 
   it("maps markers to list statuses, aliases included", () => {
@@ -276,8 +295,8 @@ describe("list as phases", () => {
     ]);
   });
 
-  it("renders as phases Markdown like the list renders without its data comments", () => {
+  it("renders as phases Markdown like the list renders", () => {
     const items = [item("1", "a", "completed"), item("2", "b")];
-    expect(renderPhasesMarkdown(listAsPhases(items))).toBe(renderListMarkdown(items).replace(/ <!--.*-->/g, ""));
+    expect(renderPhasesMarkdown(listAsPhases(items))).toBe(renderListMarkdown(items));
   });
 });

@@ -36,24 +36,28 @@ const USAGE = [
 
 const SINGLE_OPS = new Set(["start", "done", "drop", "rm", "append"]);
 
+/** What `/todo` shows of an empty plan (no tasks): said in words, with how to write one. */
+export const EMPTY_PLAN = "The plan is empty.";
+
 export function renderPlan(plan: StoredPlan | undefined, style: TodoStyle): string {
-  if (plan?.style === "list") return renderListMarkdown(plan.items);
-  if (plan?.style === "phases") return renderPhasesMarkdown(plan.phases);
-  return style === "list" ? renderListMarkdown([]) : renderPhasesMarkdown([]);
+  if (plan?.style === "list" && plan.items.length > 0) return renderListMarkdown(plan.items);
+  if (plan?.style === "phases" && plan.phases.some((phase) => phase.tasks.length > 0)) return renderPhasesMarkdown(plan.phases);
+  const example = style === "list" ? "- [ ] a task" : "# A phase\n- [ ] a task";
+  return `${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n/todo edit\n${example}`;
 }
 
 export function todoCommand(host: TodoCommandHost): Command {
-  const changed = (agentId: string, sessionKey: string, before: StoredPlan | undefined, style: TodoStyle): string => {
+  const changed = (agentId: string, sessionKey: string, before: StoredPlan | undefined, style: TodoStyle, remark = ""): string => {
     const after = host.store.read(agentId, sessionKey);
     const markdown = renderPlan(after, style);
     const phases = planAsPhases(after);
     const completedTasks = before?.style === "phases" && after?.style !== "list" ? newlyCompleted(before.phases, phases) : [];
     host.updated(agentId, sessionKey, { style, phases, completedTasks });
     host.noteForModel(agentId, sessionKey, `[The user changed your plan with /todo. This is the plan now; continue from it:]\n\n${markdown}`);
-    return `Plan updated.\n\n${markdown}`;
+    return `Plan updated.${remark}\n\n${markdown}`;
   };
 
-  const write = async (agentId: string, sessionKey: string, plan: StoredPlan, style: TodoStyle): Promise<string> => {
+  const write = async (agentId: string, sessionKey: string, plan: StoredPlan, style: TodoStyle, remark?: string): Promise<string> => {
     const before = host.store.read(agentId, sessionKey);
     try {
       await host.store.write(agentId, sessionKey, plan);
@@ -61,15 +65,21 @@ export function todoCommand(host: TodoCommandHost): Command {
       if (error instanceof CapacityError) return `Nothing changed: ${SHARED_ERRORS.capacity}.`;
       throw error;
     }
-    return changed(agentId, sessionKey, before, style);
+    return changed(agentId, sessionKey, before, style, remark);
   };
 
   const edit = (agentId: string, sessionKey: string, style: TodoStyle, markdown: string): Promise<string> | string => {
     if (markdown.trim() === "") return `Put the new plan on the lines after /todo edit.\n\n${USAGE}`;
     if (style === "list") {
-      const { items, errors } = parseListMarkdown(markdown);
+      const current = host.store.read(agentId, sessionKey);
+      const { items, errors, headings } = parseListMarkdown(markdown, current?.style === "list" ? current.items : []);
       if (errors.length > 0) return `Nothing changed:\n${errors.join("\n")}`;
-      return write(agentId, sessionKey, { style, items }, style);
+      // A list has no phases: the person is told their headings were not kept, and how to keep them.
+      const remark =
+        headings.length === 0
+          ? ""
+          : ` This agent keeps its plan as one list, so the headings (${headings.map((name) => `"${name}"`).join(", ")}) were not kept; todo_style: phases in its AGENT.md keeps phases.`;
+      return write(agentId, sessionKey, { style, items }, style, remark);
     }
     const { phases, errors } = parsePhasesMarkdown(markdown);
     if (errors.length > 0) return `Nothing changed:\n${errors.join("\n")}`;
