@@ -13,12 +13,24 @@ export class BuiltinModel implements ModelProvider {
   /** It reads text only. */
   readonly vision = false;
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    /** Waits between the pieces of a watched answer (injected by tests). */
+    private readonly pause: (ms: number, signal: AbortSignal) => Promise<void> = pauseFor,
+  ) {}
 
   async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     request.signal.throwIfAborted();
     const response = this.answer(request);
-    if (response.text) onDelta?.({ type: "text", text: response.text });
+    if (response.text && onDelta) {
+      // Followed as it streams: the answer comes in paced pieces, so a person can see streaming work offline.
+      const pieces = request.watched ? piecesOf(response.text) : [response.text];
+      for (const [i, piece] of pieces.entries()) {
+        if (i > 0) await this.pause(PIECE_PAUSE_MS, request.signal);
+        request.signal.throwIfAborted();
+        onDelta({ type: "text", text: piece });
+      }
+    }
     response.toolCalls.forEach((call, index) => {
       onDelta?.({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments });
     });
@@ -91,6 +103,39 @@ export class BuiltinModel implements ModelProvider {
   }
 }
 
+/** A watched answer comes in at most this many pieces, this far apart: well under a second in all. */
+const MAX_PIECES = 24;
+const PIECE_PAUSE_MS = 25;
+
+/** The answer cut at word ends into at most MAX_PIECES pieces of about equal length; joined, they are the answer. */
+export function piecesOf(text: string): string[] {
+  const words = text.match(/\S+\s*|\s+/g) ?? [text];
+  const size = Math.max(1, Math.ceil(text.length / MAX_PIECES));
+  const pieces: string[] = [];
+  let piece = "";
+  for (const word of words) {
+    piece += word;
+    if (piece.length >= size) {
+      pieces.push(piece);
+      piece = "";
+    }
+  }
+  if (piece !== "") pieces.push(piece);
+  return pieces;
+}
+
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 interface ScriptedCall {
   tool: string;
   args: string;
@@ -123,7 +168,9 @@ function summarise(script: ScriptedCall[], results: ChatMessage[]): string {
     const result = results[i] as { content: string; is_error?: boolean } | undefined;
     let content = result?.content ?? "(no result)";
     if (content.length > MAX_RESULT_CHARS) content = `${content.slice(0, MAX_RESULT_CHARS)}…`;
-    lines.push(`${i + 1}. ${call.tool}${result?.is_error ? " (error)" : ""}: ${content}`);
+    const head = `${i + 1}. ${call.tool}${result?.is_error ? " (error)" : ""}:`;
+    const json = jsonBlock(content);
+    lines.push(json === undefined ? `${head} ${content}` : `${head}\n${json}`);
   });
   return lines.join("\n");
 }
@@ -135,6 +182,22 @@ function withoutNotes(text: string): string {
     .filter((line) => !/^\[.*\]$/.test(line.trim()))
     .join("\n")
     .trim();
+}
+
+/** A result that is a JSON object or array, as an indented Markdown code block (so a reader sees data, not a run-on line); else undefined. */
+function jsonBlock(content: string): string | undefined {
+  const trimmed = content.trim();
+  if (!/^[[{]/.test(trimmed)) return undefined;
+  try {
+    const pretty = JSON.stringify(JSON.parse(trimmed), null, 2);
+    const fence = "`".repeat(Math.max(3, ...[...pretty.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+    return `${fence}json\n${pretty}\n${fence}`
+      .split("\n")
+      .map((line) => `   ${line}`)
+      .join("\n");
+  } catch {
+    return undefined;
+  }
 }
 
 /** A system note (a background subagent's result): passed on without the gateway's bracketed lines. */

@@ -7,6 +7,12 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** What a client asked of this answer (the OpenAI-compatible route), over the model entry's own settings. */
   sampling?: Sampling;
+  /**
+   * Someone follows this answer as it streams (a streamed request): a model
+   * that has its whole answer at once (the built-in one) may hand it over in
+   * paced pieces, so streaming can be seen.
+   */
+  watched?: boolean;
 }
 
 /** The structure an answer must have: any JSON object, or JSON matching a schema. */

@@ -114,7 +114,7 @@ describe("the Telegram channel", () => {
     await answers(api, ALICE.id, 3);
     // The todo tool's result is silent: only the agent's answer reaches the chat.
     expect(api.textsIn(ALICE.id)).toHaveLength(3);
-    expect(api.textsIn(ALICE.id)[2]).toMatch(/^Ran 1 tool call:\n1\. todo: /);
+    expect(api.textsIn(ALICE.id)[2]).toMatch(/^Ran 1 tool call:\n1\. todo:\n/);
     expect(api.textsIn(ALICE.id).join("\n")).not.toContain("LEAK");
   });
 

@@ -38,6 +38,66 @@ describe("the built-in model", () => {
     expect(done.text).toBe("Ran 2 tool calls:\n1. a: A\n2. b (error): bad");
   });
 
+  it("a result that is JSON is summarised as an indented json code block, so it reads as data", async () => {
+    const user: ChatMessage = { role: "user", content: "CALL todo" };
+    const first = await ask([user]);
+    const done = await ask([
+      user,
+      { role: "assistant", content: null, tool_calls: first.toolCalls },
+      { role: "tool", tool_call_id: first.toolCalls[0]!.id, content: '{"todos":[{"content":"**milk**"}]}' },
+    ]);
+    expect(done.text).toBe(
+      [
+        "Ran 1 tool call:",
+        "1. todo:",
+        "   ```json",
+        "   {",
+        '     "todos": [',
+        "       {",
+        '         "content": "**milk**"',
+        "       }",
+        "     ]",
+        "   }",
+        "   ```",
+      ].join("\n"),
+    );
+  });
+
+  it("hands a watched answer over in pieces (paced, at word ends) that join to the answer; an unwatched one in one piece", async () => {
+    const pauses: number[] = [];
+    const model = new BuiltinModel("local", async (ms) => {
+      pauses.push(ms);
+    });
+    const request = {
+      messages: [{ role: "user", content: "a fairly long message to echo back in pieces" }] as ChatMessage[],
+      tools: [],
+      signal: new AbortController().signal,
+    };
+    const watched: string[] = [];
+    const answer = await model.chat({ ...request, watched: true }, (d) => d.type === "text" && watched.push(d.text));
+    expect(watched.length).toBeGreaterThan(5);
+    expect(watched.length).toBeLessThanOrEqual(24);
+    expect(watched.join("")).toBe(answer.text);
+    expect(watched.slice(0, -1).every((piece) => /\s$/.test(piece))).toBe(true);
+    expect(pauses).toHaveLength(watched.length - 1);
+    const whole: string[] = [];
+    await model.chat(request, (d) => d.type === "text" && whole.push(d.text));
+    expect(whole).toEqual([answer.text]);
+  });
+
+  it("a watched answer stopped between pieces ends there, aborted", async () => {
+    const controller = new AbortController();
+    const model = new BuiltinModel("local", async () => controller.abort(new Error("stopped")));
+    const seen: string[] = [];
+    await expect(
+      model.chat(
+        { messages: [{ role: "user", content: "hello there" }], tools: [], signal: controller.signal, watched: true },
+        (d) => d.type === "text" && seen.push(d.text),
+      ),
+    ).rejects.toThrow("stopped");
+    expect(seen).toHaveLength(1);
+  });
+
   it("echoes a subagent's task without the gateway's context line", async () => {
     const reply = await ask([{ role: "user", content: '[A task from agent "main". Your final answer goes back to it, not to the user.]\n\nsummarise this' }]);
     expect(reply.text).toMatch(/^You said: summarise this\n/);

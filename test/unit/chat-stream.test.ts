@@ -70,7 +70,9 @@ describe("POST /v1/chat streamed", () => {
     const events = await stream.until("turn.end");
     await expect(stream.next()).rejects.toThrow("the stream ended");
 
-    expect(events.map((e) => [e.event, e.data.name ?? e.data.from ?? e.data.label ?? ""])).toEqual([
+    // The built-in model hands a watched answer over in pieces: one text.delta row here stands for the run of them.
+    const rows = events.map((e) => [e.event, e.data.name ?? e.data.from ?? e.data.label ?? ""]);
+    expect(rows.filter((row, i) => !(row[0] === "text.delta" && rows[i - 1]?.[0] === "text.delta"))).toEqual([
       ["turn.start", ""],
       ["tool.start", "echo"],
       ["tool.end", "echo"],
@@ -108,7 +110,13 @@ describe("POST /v1/chat streamed", () => {
     expect(events.filter((e) => e.data.text === "echo: from the child")).toEqual([]);
 
     const end = events.at(-1)!.data;
-    expect(events.filter((e) => e.event === "text.delta").map((e) => e.data.text)).toEqual([end.reply]);
+    expect(events.filter((e) => e.event === "text.delta").length).toBeGreaterThan(1);
+    expect(
+      events
+        .filter((e) => e.event === "text.delta")
+        .map((e) => e.data.text)
+        .join(""),
+    ).toBe(end.reply);
     expect(end.delivered).toEqual(events.filter((e) => e.event === "delivery").map((e) => e.data));
     const plain = await h.chat({ message, session: "plain" });
     expect(end).toEqual({ ...plain.json, session_key: KEY });

@@ -17,7 +17,10 @@ describe("a message's event stream", () => {
     const seen: MessageEvent[] = [];
     const message = ['CALL echo {"text":"hi"}', `CALL subagent ${JSON.stringify({ task: 'CALL echo {"text":"child"}', label: "c" })}`].join("\n");
     const outcome = await h.runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: message, onEvent: (e) => seen.push(e) });
-    expect(seen.map((e) => (e.type === "notice" ? e.event : e.type))).toEqual([
+    const names = seen.map((e) => (e.type === "notice" ? e.event : e.type));
+    // The built-in model hands a watched answer over in pieces: the run of text.delta events is one row here.
+    const pieces = seen.filter((e) => e.type === "text.delta");
+    expect(names.filter((name, i) => !(name === "text.delta" && names[i - 1] === "text.delta"))).toEqual([
       "turn.start",
       "tool.start",
       "tool.end",
@@ -32,10 +35,11 @@ describe("a message's event stream", () => {
     expect(seen[2]).toEqual({ type: "tool.end", id: expect.any(String), name: "echo", isError: false, text: "echo: hi" });
     // The subagent's result is silent: no text.
     expect(seen[7]).toEqual({ type: "tool.end", id: expect.any(String), name: "subagent", isError: false });
-    expect(seen[8]).toEqual({ type: "text.delta", text: outcome.reply });
+    expect(pieces.map((e) => (e.type === "text.delta" ? e.text : "")).join("")).toBe(outcome.reply);
     // A later message on the session is not this one's.
+    const before = seen.length;
     await h.runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "again" });
-    expect(seen).toHaveLength(10);
+    expect(seen).toHaveLength(before);
   });
 
   it("a list-style todo write changes the plan for UIs as the phases style does: plan.updated with the items it completed", async () => {

@@ -60,7 +60,10 @@ describe("the OpenAI-compatible API", () => {
     expect(chunks[0]!.choices[0]!.delta).toEqual({ role: "assistant", content: "" });
     expect(chunks.at(-1)!.choices[0]).toEqual({ index: 0, delta: {}, logprobs: null, finish_reason: "stop" });
     const pieces = chunks.slice(1, -1).map((c) => c.choices[0]!.delta.content);
-    expect(pieces).toEqual(["echo: hi", expect.stringMatching(/^\n\nRan 2 tool calls:/)]);
+    // The tool's output, then the built-in model's answer in the paced pieces it streams a watched answer in.
+    expect(pieces[0]).toBe("echo: hi");
+    expect(pieces.length).toBeGreaterThan(3);
+    expect(pieces.slice(1).join("")).toMatch(/^\n\nRan 2 tool calls:/);
     expect(pieces.join("")).toBe(whole.choices[0]!.message.content);
     expect(chunks.some((c) => "usage" in c)).toBe(false);
   });

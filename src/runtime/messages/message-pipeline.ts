@@ -119,6 +119,7 @@ export class MessagePipeline {
             ...(input.sampling ? { sampling: input.sampling } : {}),
             ...(input.clientTools ? { clientTools: input.clientTools } : {}),
             ...(input.toolResults ? { toolResults: input.toolResults } : {}),
+            ...(input.onEvent ? { watched: true } : {}),
           };
           const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, more);
           answer = {

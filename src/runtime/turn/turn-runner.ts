@@ -22,7 +22,7 @@ export interface ModelSource {
 }
 
 /** What a client adds to a turn (the OpenAI-compatible route): sampling, its own tools, its tools' results. */
-export type TurnExtras = Pick<TurnInput, "sampling" | "clientTools" | "toolResults">;
+export type TurnExtras = Pick<TurnInput, "sampling" | "clientTools" | "toolResults" | "watched">;
 
 /** What a turn needs from the runtime. */
 export interface TurnDeps {
@@ -104,6 +104,7 @@ export class TurnRunner {
         text,
         images,
         ...(more.sampling ? { sampling: more.sampling } : {}),
+        ...(more.watched ? { watched: true } : {}),
         ...(more.clientTools?.length ? { clientTools: more.clientTools } : {}),
         ...(more.toolResults?.length ? { toolResults: more.toolResults } : {}),
         signal,

@@ -38,6 +38,8 @@ export interface TurnInput {
   gate?: ApprovalGate;
   /** What the client asked of the model's answers (sampling, structure), over the entry's settings. */
   sampling?: Sampling;
+  /** Someone follows the turn as it streams (ModelRequest.watched). */
+  watched?: boolean;
   /**
    * The client's own tools (the OpenAI-compatible route), offered beside the
    * agent's: a call of one ends the turn, handed to the client to run.
@@ -137,7 +139,10 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     streamed = 0;
     // The client's tool_choice binds the turn's first answer only (a forced call every time would never end).
     const sampling = input.sampling && iteration > 1 && input.sampling.toolChoice !== undefined ? { ...input.sampling, toolChoice: undefined } : input.sampling;
-    const response = await provider.chat({ messages, tools: specs, signal, ...(sampling ? { sampling } : {}) }, onDelta);
+    const response = await provider.chat(
+      { messages, tools: specs, signal, ...(sampling ? { sampling } : {}), ...(input.watched ? { watched: true } : {}) },
+      onDelta,
+    );
     usage.add(response.usage);
     events.emit("llm.response", {
       ...scope,
