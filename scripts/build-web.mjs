@@ -23,6 +23,7 @@ await build({
   platform: "browser",
   target: "es2022",
   legalComments: "none",
+  minify: true,
   logLevel: "warning",
 });
 for (const name of STATIC_FILES) copyFileSync(path.join(web, name), path.join(out, name));

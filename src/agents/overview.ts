@@ -8,11 +8,18 @@ export interface AgentSummary {
   name: string;
   description: string;
   model: string;
+  /** The provider of its model's entry (`builtin`, `openai`, `anthropic`...): the chat page greets a built-in model with things to try. */
+  provider: string;
   /** Effective tools, sorted. */
   tools: string[];
 }
 
-export function agentSummaries(agents: ReadonlyMap<string, AgentDefinition>, policy: ToolPolicy, modelOf: (agent: AgentDefinition) => string): AgentSummary[] {
+export function agentSummaries(
+  agents: ReadonlyMap<string, AgentDefinition>,
+  policy: ToolPolicy,
+  modelOf: (agent: AgentDefinition) => string,
+  providerOf: (model: string) => string,
+): AgentSummary[] {
   return [...agents.values()]
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map((agent) => ({
@@ -20,6 +27,7 @@ export function agentSummaries(agents: ReadonlyMap<string, AgentDefinition>, pol
       name: agent.name,
       description: agent.description,
       model: modelOf(agent),
+      provider: providerOf(modelOf(agent)),
       tools: policy.effectiveToolNames(agent),
     }));
 }

@@ -17,8 +17,9 @@ export interface PageFiles {
 /**
  * What the page may load and run: its own scripts, styles and images only,
  * no inline script or style, no plugins, no frames around it, forms posting
- * nowhere, and DOM sinks that parse HTML refused (Trusted Types), so text
- * from the model can only ever become text.
+ * nowhere, and DOM sinks that parse HTML refused (Trusted Types): the one
+ * policy that may make HTML is DOMPurify's (`dompurify`), which the page's
+ * Markdown goes through; nothing else can create one.
  */
 export const PAGE_CSP = [
   "default-src 'self'",
@@ -31,6 +32,7 @@ export const PAGE_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
   "require-trusted-types-for 'script'",
+  "trusted-types dompurify",
 ].join("; ");
 
 /** Headers every answer of the page carries (README, "The web page"). */

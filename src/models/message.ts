@@ -44,7 +44,14 @@ export type ChatMessage =
   | { role: "system"; content: string; record?: HistoryRecord }
   | { role: "user"; content: string | ContentPart[] }
   | { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; thinking?: Thinking }
-  | { role: "tool"; tool_call_id: string; content: string; is_error?: boolean };
+  | {
+      role: "tool";
+      tool_call_id: string;
+      content: string;
+      is_error?: boolean;
+      /** What the chat user was shown of this result (a result that is not silent): kept so a reloaded page shows it again; never sent to a model. */
+      shown?: string;
+    };
 
 /** A tool as the model is told about it. */
 export interface ToolSpec {

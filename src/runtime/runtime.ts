@@ -279,7 +279,13 @@ export class Runtime {
   }
 
   summaries(): AgentSummary[] {
-    return agentSummaries(this.agents, this.policy, (agent) => this.modelNameOf(agent));
+    const providers = new Map(this.config.model_list.map((entry) => [entry.model_name, entry.provider]));
+    return agentSummaries(
+      this.agents,
+      this.policy,
+      (agent) => this.modelNameOf(agent),
+      (model) => providers.get(model) ?? "unknown",
+    );
   }
 
   /** Every tool the gateway has, where it came from and whether config switches it on. */

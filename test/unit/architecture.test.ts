@@ -389,20 +389,27 @@ describe("the chat page (web/src)", () => {
   const WEB = path.resolve(import.meta.dirname, "..", "..", "web", "src");
   const pageFiles = readdirSync(WEB).filter((name) => name.endsWith(".ts"));
 
-  it("is a client of the HTTP API only: it imports its own files and the SSE parser, nothing of src/", () => {
+  it("is a client of the HTTP API only: it imports its own files, the SSE parser and the Markdown renderer and sanitiser, nothing of src/", () => {
+    const packages = new Set(["eventsource-parser/stream", "marked", "dompurify"]);
     const foreign = pageFiles.flatMap((file) =>
       ts
         .preProcessFile(readFileSync(path.join(WEB, file), "utf8"), true, true)
         .importedFiles.map(({ fileName }) => fileName)
-        .filter((name) => !/^\.\/[\w-]+\.js$/.test(name) && name !== "eventsource-parser/stream")
+        .filter((name) => !/^\.\/[\w-]+\.js$/.test(name) && !packages.has(name))
         .map((name) => `web/src/${file} imports ${name}`),
     );
     expect(pageFiles.length).toBeGreaterThan(5);
     expect(foreign).toEqual([]);
   });
 
-  it("never parses text as HTML: no innerHTML, outerHTML, insertAdjacentHTML or document.write", () => {
-    const sinks = pageFiles.filter((file) => /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write)\b/.test(readFileSync(path.join(WEB, file), "utf8")));
+  it("never parses text as HTML itself: no innerHTML, outerHTML, insertAdjacentHTML or document.write; Markdown's HTML goes through DOMPurify only", () => {
+    const sinks = pageFiles.filter((file) =>
+      /\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createPolicy)\b/.test(readFileSync(path.join(WEB, file), "utf8")),
+    );
     expect(sinks).toEqual([]);
+    // The one file that has HTML at all hands it to the sanitiser, which returns nodes.
+    const html = pageFiles.filter((file) => /from "marked"/.test(readFileSync(path.join(WEB, file), "utf8")));
+    expect(html).toEqual(["markdown.ts"]);
+    expect(readFileSync(path.join(WEB, "markdown.ts"), "utf8")).toContain("RETURN_DOM_FRAGMENT: true");
   });
 });

@@ -56,12 +56,13 @@ describe("GET /v1/agents", () => {
     const res = await h.request("/v1/agents");
     expect(await jsonOf(res)).toEqual({
       agents: [
-        { id: "broken", name: "broken", description: "", model: "local", tools: [] },
+        { id: "broken", name: "broken", description: "", model: "local", provider: "builtin", tools: [] },
         {
           id: "main",
           name: "Main",
           description: "the main one",
           model: "local",
+          provider: "builtin",
           tools: [
             "append_file",
             "ask_user",
@@ -81,7 +82,7 @@ describe("GET /v1/agents", () => {
             "write_file",
           ],
         },
-        { id: "narrow", name: "Narrow", description: "", model: "other", tools: ["echo", "whisper"] },
+        { id: "narrow", name: "Narrow", description: "", model: "other", provider: "builtin", tools: ["echo", "whisper"] },
       ],
       default: "main",
     });
@@ -195,7 +196,7 @@ describe("history and slash commands", () => {
     const { messages } = await jsonOf(res);
     expect(messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     expect(messages[1].tool_calls[0]).toMatchObject({ type: "function", function: { name: "echo", arguments: '{"text":"a"}' } });
-    expect(messages[2]).toEqual({ role: "tool", tool_call_id: messages[1].tool_calls[0].id, content: "echo: a" });
+    expect(messages[2]).toEqual({ role: "tool", tool_call_id: messages[1].tool_calls[0].id, content: "echo: a", shown: "echo: a" });
     const encoded = await h.request(`/v1/sessions/${encodeURIComponent("agent:main:http:s1")}/history`);
     expect((await jsonOf(encoded)).messages).toHaveLength(4);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HISTORY_PAGE } from "../../src/gateway/history-route.js";
 import { harness, jsonOf } from "../support/project.js";
+import { testTools } from "../support/tools.js";
 
 const KEY = "agent:main:http:s";
 const history = (h: ReturnType<typeof harness>, query = "") => h.request(`/v1/sessions/${KEY}/history${query}`);
@@ -19,6 +20,17 @@ describe("GET /v1/sessions/<key>/history", () => {
     expect(byDefault.messages[0]).toEqual({ role: "user", content: "m501" });
     expect((await jsonOf(await history(h, `?limit=${HISTORY_PAGE.max}`))).messages).toHaveLength(1000);
     expect((await jsonOf(await history(h, "?limit=5000"))).error.code).toBe("invalid_request");
+  });
+
+  it("a tool result the user saw keeps what they were shown (shown), so a reloaded page shows it again; a silent one keeps none", async () => {
+    const h = harness({ tools: testTools });
+    await h.chat({ message: 'CALL echo {"text":"hi"}\nCALL whisper {"text":"psst"}', session: "s" });
+    const { messages } = await jsonOf(await history(h));
+    const results = messages.filter((m: { role: string }) => m.role === "tool");
+    expect(results).toEqual([
+      { role: "tool", tool_call_id: expect.any(String), content: "echo: hi", shown: "echo: hi" },
+      { role: "tool", tool_call_id: expect.any(String), content: "secret: psst" },
+    ]);
   });
 
   it("a bad limit is 400 invalid_request naming the parameter", async () => {

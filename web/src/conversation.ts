@@ -24,6 +24,10 @@ export interface ConversationParts {
   busy(busy: boolean): void;
   /** A turn of the session ended (the session list may have changed). */
   turnEnded(): void;
+  /** The gateway cannot be reached (`reason`), or can again (undefined): the page's banner. */
+  reachable(reason: string | undefined, retryInMs?: number): void;
+  /** The session shows nothing: the first screen goes in the transcript. */
+  welcome(): void;
 }
 
 /** The answer of a message (`turn.end`'s data, `POST /v1/chat`'s JSON). */
@@ -60,8 +64,12 @@ export class Conversation {
   private sending = false;
   /** Whether the session's event stream is open now. */
   private live = false;
+  /** The page's own message being drawn (a subagent's start labels its chip). */
+  private turn: TurnView | undefined;
 
-  constructor(private readonly parts: ConversationParts) {}
+  constructor(private readonly parts: ConversationParts) {
+    parts.transcript.retry = (text) => void this.send(text);
+  }
 
   get isSending(): boolean {
     return this.sending;
@@ -90,6 +98,7 @@ export class Conversation {
     for (const question of waiting.questions) asks.asked(question);
     if (history.total > history.messages.length) transcript.note(`${history.total - history.messages.length} earlier messages are not shown.`);
     transcript.history(history.messages, session.agent);
+    if (transcript.empty) this.parts.welcome();
     void this.watch(session, watching.signal);
   }
 
@@ -108,8 +117,10 @@ export class Conversation {
     this.echoes.begin();
     this.parts.busy(true);
     const clearing = isClear(text);
+    transcript.dropWelcome();
     if (!clearing) transcript.user(text);
-    const turn = transcript.turn(session.agent);
+    const turn = transcript.turn(session.agent, text);
+    this.turn = turn;
     const here = () => this.session === session;
     let answer: ChatAnswer | undefined;
     let failed = false;
@@ -132,8 +143,12 @@ export class Conversation {
       }
     } catch (error) {
       failed = true;
-      if (here()) turn.fail("network", `the gateway could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+      if (here()) {
+        turn.fail("network", `The gateway could not be reached (${error instanceof Error ? error.message : String(error)}). Retry sends the message again.`);
+        this.parts.reachable("The gateway is not answering.");
+      }
     }
+    this.turn = undefined;
     if (here() && !(answer && clearing)) this.parts.status(this.live ? "live" : "reconnecting…");
     if (here() && answer) this.answered(turn, answer, clearing);
     else if (here() && !failed) turn.fail("disconnected", "the connection to the gateway closed before the answer was complete");
@@ -216,6 +231,7 @@ export class Conversation {
       subagents.clear();
       this.parts.asks.clear();
       this.parts.status(answer.reply.split("\n")[0] ?? "Cleared.");
+      this.parts.welcome();
       return;
     }
     for (const delivery of earlier) transcript.delivery(delivery, "while you were away");
@@ -257,8 +273,11 @@ export class Conversation {
     else if (event === "approval.resolved" || event === "question.answered") asks.resolved(String(data.id));
     else if (event === "plan.updated") {
       if (data.session_key === this.session?.key) this.parts.plan.render(data.plan as PlanPhase[]);
-    } else if (event === "subagent.start") this.parts.subagents.start(data as unknown as SubagentNotice);
-    else if (event === "subagent.end") this.parts.subagents.end(data as unknown as SubagentNotice);
+    } else if (event === "subagent.start") {
+      const notice = data as unknown as SubagentNotice;
+      this.parts.subagents.start(notice);
+      if (notice.label) this.turn?.subagentLabel(notice.label);
+    } else if (event === "subagent.end") this.parts.subagents.end(data as unknown as SubagentNotice);
   }
 
   private async loadPlan(): Promise<void> {
@@ -281,6 +300,7 @@ export class Conversation {
       try {
         const res = await this.parts.api.fetch(`v1/sessions/${keyPath(session.key)}/events`, { signal });
         if (res.ok) {
+          this.parts.reachable(undefined);
           // What changed while the stream was down: the plan is read again.
           if (!first) await this.loadPlan();
           first = false;
@@ -300,9 +320,12 @@ export class Conversation {
             this.parts.status(error.message);
             return;
           }
+          // A proxy in front answering for a gateway that is gone, or a gateway stopping.
+          if (res.status >= 500) this.parts.reachable(`The gateway answered ${res.status} (${error.message}).`, wait);
         }
       } catch {
-        // A dropped connection: open it again below.
+        // A dropped connection, or no gateway at all: open it again below; the banner says so meanwhile.
+        if (!signal.aborted) this.parts.reachable("The gateway is not answering.", wait);
       }
       if (signal.aborted) return;
       this.parts.status("reconnecting…");

@@ -2,21 +2,14 @@ import { Api, ApiError } from "./api.js";
 import { AskCards } from "./asks.js";
 import { Conversation } from "./conversation.js";
 import { byId } from "./dom.js";
+import { Follower } from "./follow.js";
 import { PlanPanel } from "./plan.js";
 import { CHAT_ID, httpKey, newChatId, parseKey } from "./session-key.js";
 import { SessionList } from "./sessions.js";
 import { SubagentList } from "./subagents.js";
 import { askToken } from "./token.js";
 import { Transcript } from "./transcript.js";
-
-/** An entry of `GET /v1/agents`. */
-interface AgentEntry {
-  id: string;
-  name?: string;
-  description?: string;
-  /** Its effective tools. */
-  tools?: string[];
-}
+import { type AgentEntry, welcomeCard } from "./welcome.js";
 
 const message = byId("message", HTMLTextAreaElement);
 const send = byId("send", HTMLButtonElement);
@@ -27,7 +20,13 @@ const sessionTitle = byId("session-title", HTMLSpanElement);
 const readonlyNote = byId("readonly-note", HTMLParagraphElement);
 
 const api = new Api(askToken);
-const transcript = new Transcript(byId("transcript", HTMLOListElement));
+const transcriptList = byId("transcript", HTMLOListElement);
+const transcript = new Transcript(transcriptList);
+const follower = new Follower(transcriptList, byId("new-messages", HTMLButtonElement));
+const banner = byId("banner", HTMLDivElement);
+const bannerText = byId("banner-text", HTMLSpanElement);
+/** Counts down to the next try while the gateway is unreachable. */
+let bannerTimer: ReturnType<typeof setInterval> | undefined;
 let conversation: Conversation;
 const plan = new PlanPanel(
   {
@@ -73,7 +72,40 @@ conversation = new Conversation({
     updateComposer();
   },
   turnEnded: () => void sessions.load().catch(() => {}),
+  reachable: (reason, retryInMs) => showReachable(reason, retryInMs),
+  welcome: () => {
+    const agent = agents.find((entry) => entry.id === conversation.session?.agent);
+    if (agent && message.disabled === false) transcript.showWelcome(welcomeCard(agent, (text) => sendNow(text)));
+  },
 });
+
+/** The banner over the chat while the gateway cannot be reached, with when the page tries again; it goes by itself once it can. */
+function showReachable(reason: string | undefined, retryInMs?: number): void {
+  clearInterval(bannerTimer);
+  bannerTimer = undefined;
+  banner.hidden = reason === undefined;
+  document.body.classList.toggle("offline", reason !== undefined);
+  if (reason === undefined) return;
+  const origin = location.origin;
+  if (retryInMs === undefined) {
+    bannerText.textContent = `${reason} It may be stopped, or this network cannot reach ${origin}. The page keeps trying.`;
+    return;
+  }
+  const at = Date.now() + retryInMs;
+  const tick = () => {
+    const seconds = Math.max(0, Math.ceil((at - Date.now()) / 1000));
+    bannerText.textContent = `${reason} It may be stopped, or this network cannot reach ${origin}. Trying again ${seconds > 0 ? `in ${seconds} s` : "now"}…`;
+  };
+  tick();
+  bannerTimer = setInterval(tick, 1000);
+}
+
+/** Sends a text as the person's message (a first-screen example), unless a message is under way. */
+function sendNow(text: string): void {
+  if (conversation.isSending || message.disabled) return;
+  follower.toEnd();
+  void conversation.send(text);
+}
 
 let agents: AgentEntry[] = [];
 
@@ -122,6 +154,8 @@ function submit(): void {
   }
   if (conversation.isSending) return;
   message.value = "";
+  // The person's own message brings the view to the end, wherever they were.
+  follower.toEnd();
   void conversation.send(text);
 }
 
@@ -201,4 +235,17 @@ async function start(): Promise<void> {
   await openSession(known ?? newestWeb ?? httpKey(defaultAgent, "default"));
 }
 
-start().catch(showError);
+/** The first load: a gateway that cannot be reached is the banner, and the page tries again (doubling from 1 s to 30 s). */
+async function startWhenReachable(wait = 1000): Promise<void> {
+  try {
+    await start();
+    showReachable(undefined);
+  } catch (error) {
+    if (!(error instanceof TypeError)) return showError(error);
+    statusLine.textContent = "offline";
+    showReachable("The gateway is not answering.", wait);
+    setTimeout(() => void startWhenReachable(Math.min(wait * 2, 30_000)), wait);
+  }
+}
+
+void startWhenReachable();

@@ -1,4 +1,5 @@
 import { h } from "./dom.js";
+import { renderMarkdown, renderToolText } from "./markdown.js";
 
 /** Something a chat user sees (a `delivery` event, an entry of `delivered`). */
 export interface Delivery {
@@ -10,8 +11,15 @@ export interface Delivery {
 export interface HistoryMessage {
   role: string;
   content?: unknown;
-  tool_calls?: { function?: { name?: unknown } }[];
+  tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+  /** A tool message: the call it answers, and what the user was shown of its result (none when it was silent). */
+  tool_call_id?: unknown;
+  shown?: unknown;
+  is_error?: unknown;
 }
+
+/** Sends a message again (an error card's Retry). */
+export type Retry = (text: string) => void;
 
 /** The text of a message's content: a string, or the text parts of a list. */
 function textOf(content: unknown): string {
@@ -29,13 +37,26 @@ function textOf(content: unknown): string {
 const STATUS_TEXT = { running: "running", ok: "ok", error: "error", done: "done" } as const;
 type ChipStatus = keyof typeof STATUS_TEXT;
 
-function chip(name: string, status: ChipStatus): HTMLElement {
+function chip(name: string, status: ChipStatus, label?: string): HTMLElement {
   return h(
     "span",
     { class: `chip ${status}`, attrs: { "data-status": status, "data-tool": name } },
     h("span", { class: "chip-name", text: name }),
+    label ? h("span", { class: "chip-label", text: label }) : null,
     h("span", { class: "chip-status", text: STATUS_TEXT[status] }),
   );
+}
+
+/** A subagent's label from its call's arguments (`subagent`, `spawn`, `delegate`): what its chip names. */
+function labelOf(name: string, args: unknown): string | undefined {
+  if (!/^(subagent|spawn|delegate)$/.test(name) || typeof args !== "string") return undefined;
+  try {
+    const parsed = JSON.parse(args) as { label?: unknown; agent?: unknown };
+    const label = typeof parsed.label === "string" ? parsed.label : typeof parsed.agent === "string" ? parsed.agent : undefined;
+    return label?.slice(0, 40);
+  } catch {
+    return undefined;
+  }
 }
 
 function setChip(element: HTMLElement, status: ChipStatus): void {
@@ -53,11 +74,29 @@ function setChip(element: HTMLElement, status: ChipStatus): void {
 export class Transcript {
   /** The open session's agent: who "agent" deliveries are from. */
   agent = "agent";
+  /** Sends a failed message again; set by the conversation. */
+  retry: Retry | undefined;
 
   constructor(private readonly list: HTMLOListElement) {}
 
   clear(): void {
     this.list.replaceChildren();
+  }
+
+  /** Whether nothing of the conversation is shown (the first screen is then). */
+  get empty(): boolean {
+    return this.list.querySelector(":scope > :not(.welcome)") === null;
+  }
+
+  /** The first screen's card, at the end of the list (an empty session's only item). */
+  showWelcome(element: HTMLElement): void {
+    this.dropWelcome();
+    this.add(element);
+  }
+
+  /** The first screen goes once the conversation starts. */
+  dropWelcome(): void {
+    for (const element of this.list.querySelectorAll(":scope > .welcome")) element.remove();
   }
 
   user(text: string): void {
@@ -76,46 +115,104 @@ export class Transcript {
     this.add(h("li", { class: "msg note" }, h("pre", { class: "text", text })));
   }
 
-  error(code: string, message: string): void {
-    this.add(h("li", { class: "msg error", attrs: { role: "alert" } }, h("div", { class: "who", text: code }), h("div", { class: "text", text: message })));
+  /** An error; with `text`, the message that failed, and a Retry button that sends it again. */
+  error(code: string, message: string, text?: string): void {
+    this.add(errorCard(code, message, text === undefined ? undefined : this.retryOf(text)));
   }
 
   /** A new turn of the person's own message, to fill as its events arrive. */
-  turn(agent: string): TurnView {
-    return new TurnView(agent, (element) => this.add(element));
+  turn(agent: string, text?: string): TurnView {
+    return new TurnView(agent, (element) => this.add(element), text === undefined ? undefined : this.retryOf(text));
   }
 
-  /** A session's history: its messages, the tool calls as chips (their results are the model's, never shown). */
+  private retryOf(text: string): (() => void) | undefined {
+    const retry = this.retry;
+    return retry ? () => retry(text) : undefined;
+  }
+
+  /**
+   * A session's history as it looked live: its messages; the tool calls as
+   * chips, one row for the calls between two things shown (as the live view
+   * has them); and what the user was shown of each result (`shown`: tool
+   * output), in order. Silent results are the model's, never shown.
+   */
   history(messages: readonly HistoryMessage[], agent: string): void {
+    let row: HTMLElement | undefined;
+    const names = new Map<string, string>();
+    const chips = new Map<string, HTMLElement>();
+    const add = (element: HTMLElement) => {
+      row = undefined;
+      this.add(element);
+    };
     for (const message of messages) {
       const text = textOf(message.content);
-      if (message.role === "user") this.user(text);
-      else if (message.role === "assistant") {
-        if (text.trim() !== "") this.add(agentElement(agent, text));
-        const names = (message.tool_calls ?? []).map((call) => String(call.function?.name ?? "tool"));
-        if (names.length > 0) this.add(h("li", { class: "tools" }, ...names.map((name) => chip(name, "done"))));
+      if (message.role === "user") {
+        row = undefined;
+        this.user(text);
+      } else if (message.role === "assistant") {
+        if (text.trim() !== "") add(agentElement(agent, text));
+        for (const call of message.tool_calls ?? []) {
+          const name = String(call.function?.name ?? "tool");
+          if (!row) {
+            row = h("li", { class: "tools" });
+            this.add(row);
+          }
+          const element = chip(name, "done", labelOf(name, call.function?.arguments));
+          row.append(element);
+          if (typeof call.id === "string") {
+            names.set(call.id, name);
+            chips.set(call.id, element);
+          }
+        }
+      } else if (message.role === "tool") {
+        const id = String(message.tool_call_id ?? "");
+        const element = chips.get(id);
+        if (element && message.is_error === true) setChip(element, "error");
+        if (typeof message.shown === "string" && message.shown !== "") add(deliveryElement({ from: names.get(id) ?? "tool", text: message.shown }, agent));
       }
     }
   }
 
+  /** Appends to the list; the Follower (follow.ts) keeps the end in view while the reader is there. */
   private add(element: HTMLElement): void {
-    // Follow the conversation while the person is at its end; leave them where they are when they scrolled up.
-    const atEnd = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 48;
+    // Anything of the conversation ends the first screen.
+    if (!element.classList.contains("welcome")) this.dropWelcome();
     this.list.append(element);
-    if (atEnd) this.list.scrollTop = this.list.scrollHeight;
   }
 }
 
-function agentElement(agent: string, text: string): HTMLElement {
-  return h("li", { class: "msg agent" }, h("div", { class: "who", text: agent }), h("div", { class: "text", text }));
+/** A block of model text, drawn as Markdown. */
+function markdownBlock(text: string): HTMLElement {
+  const element = h("div", { class: "text md" });
+  renderMarkdown(element, text);
+  return element;
+}
+
+function agentElement(agent: string, text: string, tag?: HTMLElement | null): HTMLElement {
+  return h("li", { class: "msg agent" }, h("div", { class: "who", text: agent }, tag), markdownBlock(text));
 }
 
 function deliveryElement(delivery: Delivery, agent: string, label?: string): HTMLElement {
   const tag = label ? h("span", { class: "tag", text: label }) : null;
-  if (delivery.from === "agent")
-    return h("li", { class: "msg agent" }, h("div", { class: "who", text: agent }, tag), h("div", { class: "text", text: delivery.text }));
+  if (delivery.from === "agent") return agentElement(agent, delivery.text, tag);
   if (delivery.from === "command") return h("li", { class: "msg command" }, tag, h("pre", { class: "text", text: delivery.text }));
-  return h("li", { class: "msg tool-output" }, h("div", { class: "who", text: delivery.from }, tag), h("pre", { class: "text", text: delivery.text }));
+  const body = h("div", { class: "text md" });
+  renderToolText(body, delivery.text);
+  return h("li", { class: "msg tool-output" }, h("div", { class: "who", text: delivery.from }, tag), body);
+}
+
+/** An error, with a Retry button when the message that failed can be sent again. */
+function errorCard(code: string, message: string, retry?: () => void): HTMLElement {
+  const card = h("li", { class: "msg error", attrs: { role: "alert" } }, h("div", { class: "who", text: code }), h("div", { class: "text", text: message }));
+  if (retry) {
+    const button = h("button", { class: "retry", text: "Retry", attrs: { type: "button" } });
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      retry();
+    });
+    card.append(h("div", { class: "actions" }, button));
+  }
+  return card;
 }
 
 /**
@@ -125,7 +222,7 @@ function deliveryElement(delivery: Delivery, agent: string, label?: string): HTM
  * replies are deliveries, in the order they come.
  */
 export class TurnView {
-  private draft: { element: HTMLElement; text: HTMLElement } | undefined;
+  private draft: { element: HTMLElement; text: HTMLElement; raw: string; drawn: boolean } | undefined;
   private tools: HTMLElement | undefined;
   private readonly chips = new Map<string, HTMLElement>();
   /** The `delivery` events this message's stream carried (its own, not those kept from before). */
@@ -134,17 +231,36 @@ export class TurnView {
   constructor(
     private readonly agent: string,
     private readonly add: (element: HTMLElement) => void,
+    private readonly retry?: () => void,
   ) {}
 
+  /** The streamed text grows; it is drawn as Markdown once a frame, not once a piece. */
   textDelta(text: string): void {
     if (!this.draft) {
       const element = agentElement(this.agent, "");
       element.classList.add("streaming");
-      this.draft = { element, text: element.querySelector(".text") as HTMLElement };
+      this.draft = { element, text: element.querySelector(".text") as HTMLElement, raw: "", drawn: true };
       this.tools = undefined;
       this.add(element);
     }
-    this.draft.text.append(document.createTextNode(text));
+    const draft = this.draft;
+    draft.raw += text;
+    if (!draft.drawn) return;
+    draft.drawn = false;
+    requestAnimationFrame(() => {
+      if (!draft.drawn) renderMarkdown(draft.text, draft.raw);
+      draft.drawn = true;
+    });
+  }
+
+  /** A subagent started: the running chip of its call (the first without a name of its own) shows its label. */
+  subagentLabel(label: string): void {
+    for (const element of this.chips.values()) {
+      if (element.dataset.status === "running" && /^(subagent|spawn|delegate)$/.test(element.dataset.tool ?? "") && !element.querySelector(".chip-label")) {
+        element.querySelector(".chip-name")!.after(h("span", { class: "chip-label", text: label.slice(0, 40) }));
+        return;
+      }
+    }
   }
 
   toolStart(id: string, name: string): void {
@@ -167,7 +283,9 @@ export class TurnView {
     this.ownDeliveries++;
     if (delivery.from === "agent" && this.draft) {
       // The reply the pieces added up to: the streamed text becomes exactly it.
-      this.draft.text.textContent = delivery.text;
+      this.draft.raw = delivery.text;
+      this.draft.drawn = true;
+      renderMarkdown(this.draft.text, delivery.text);
       this.closeDraft();
       return;
     }
@@ -181,7 +299,7 @@ export class TurnView {
     if (this.draft) this.draft.element.classList.add("unkept");
     this.closeDraft();
     this.markUnfinished();
-    this.add(h("li", { class: "msg error", attrs: { role: "alert" } }, h("div", { class: "who", text: code }), h("div", { class: "text", text: message })));
+    this.add(errorCard(code, message, this.retry));
   }
 
   /** The message was answered (`stoppedReply`: /stop ended it). */
@@ -198,7 +316,12 @@ export class TurnView {
   }
 
   private closeDraft(): void {
-    this.draft?.element.classList.remove("streaming");
+    const draft = this.draft;
+    if (draft && !draft.drawn) {
+      draft.drawn = true;
+      renderMarkdown(draft.text, draft.raw);
+    }
+    draft?.element.classList.remove("streaming");
     this.draft = undefined;
   }
 }

@@ -184,6 +184,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
         tool_call_id: call.id,
         content: result.forLLM,
         ...(result.isError ? { is_error: true } : {}),
+        ...(!result.silent && result.forUser ? { shown: result.forUser } : {}),
       });
       if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser }, { turnId: input.turnId, callId: call.id });
     });
