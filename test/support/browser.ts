@@ -121,15 +121,19 @@ export interface PageRig {
   close(): Promise<void>;
 }
 
-/** Starts a rig: `files.config` is merged over a config whose model is the scripted fake. */
+/**
+ * Starts a rig: `files.config` is merged over a config whose model is the
+ * scripted fake (`fake`); its own `model_list` entries come after the fake's
+ * (an agent's AGENT.md `model: local` needs the built-in one listed there).
+ */
 export async function startPageRig(name: string, found: { path: string } | { reason: string }, files: ProjectFiles = {}): Promise<PageRig> {
   // Chromium first: where it is missing (and required), nothing else is started.
   const browser = await launchChromium(found);
   const model = await FakeModelServer.start(scriptedModel);
-  const project = writeProject(
-    { ...files, config: { ...openaiConfig(model.url), ...(files.config as object | undefined) } },
-    mkdtempSync(path.join(tmpdir(), `picoclaw-${name}-project-`)),
-  );
+  const base = openaiConfig(model.url);
+  const own = (files.config ?? {}) as { model_list?: unknown[] };
+  const config = { ...base, ...own, model_list: [...(base.model_list as unknown[]), ...(own.model_list ?? [])] };
+  const project = writeProject({ ...files, config }, mkdtempSync(path.join(tmpdir(), `picoclaw-${name}-project-`)));
   const cleanUp = async () => {
     await browser.close();
     await model.close();

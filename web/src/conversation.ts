@@ -126,6 +126,8 @@ export class Conversation {
     let failed = false;
     try {
       const res = await api.post("v1/chat", { message: text, session: session.chatId, agent: session.agent, stream: true });
+      // It answered: whatever said it could not be reached is over.
+      if (here()) this.parts.reachable(undefined);
       if (!res.ok) {
         const error = await errorOf(res);
         failed = true;
@@ -272,7 +274,11 @@ export class Conversation {
     else if (event === "question.asked") asks.asked(data as unknown as QuestionNotice);
     else if (event === "approval.resolved" || event === "question.answered") asks.resolved(String(data.id));
     else if (event === "plan.updated") {
-      if (data.session_key === this.session?.key) this.parts.plan.render(data.plan as PlanPhase[]);
+      // A list-style plan is read again: its view has each item's priority, which the notice leaves out.
+      if (data.session_key === this.session?.key) {
+        this.parts.plan.render(data.plan as PlanPhase[]);
+        if (data.style === "list") void this.loadPlan().catch(() => {});
+      }
     } else if (event === "subagent.start") {
       const notice = data as unknown as SubagentNotice;
       this.parts.subagents.start(notice);

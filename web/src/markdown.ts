@@ -80,7 +80,7 @@ function codeBlock(pre: HTMLPreElement): HTMLElement {
       copy.textContent = label;
       setTimeout(() => (copy.textContent = "Copy"), 1500);
     };
-    navigator.clipboard?.writeText(code?.textContent ?? pre.textContent ?? "").then(
+    navigator.clipboard?.writeText((code?.textContent ?? pre.textContent ?? "").replace(/\n$/, "")).then(
       () => done("Copied"),
       () => done("Select and copy"),
     ) ?? done("Select and copy");

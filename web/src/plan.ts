@@ -3,6 +3,8 @@ import { h } from "./dom.js";
 export interface PlanTask {
   content: string;
   status: string;
+  /** A list-style item's priority (`high`, `medium`, `low`); shown unless medium. */
+  priority?: string;
 }
 
 export interface PlanPhase {
@@ -27,9 +29,10 @@ export function phasesOfTodos(json: unknown): PlanPhase[] {
   const body = json as { style?: unknown; phases?: unknown; todos?: unknown };
   if (Array.isArray(body.phases)) return body.phases as PlanPhase[];
   if (!Array.isArray(body.todos) || body.todos.length === 0) return [];
-  const tasks = (body.todos as { content: string; status?: string }[]).map((todo) => ({
+  const tasks = (body.todos as { content: string; status?: string; priority?: string }[]).map((todo) => ({
     content: todo.content,
     status: todo.status === "canceled" ? "abandoned" : (todo.status ?? "pending"),
+    ...(todo.priority ? { priority: todo.priority } : {}),
   }));
   return [{ name: "Todos", tasks }];
 }
@@ -42,6 +45,20 @@ export interface PlanElements {
   markdown: HTMLTextAreaElement;
   save: HTMLButtonElement;
   result: HTMLElement;
+}
+
+/** How `/todo` begins its answer for a plan with no task. */
+const EMPTY_PLAN = "The plan is empty.";
+
+/** What a save did, in words: how many phases and tasks the plan has now, and what `/todo edit` remarked (headings a list did not keep). */
+function savedText(first: string, markdown: string): string {
+  if (markdown.startsWith(EMPTY_PLAN)) return "Saved: the plan is empty now.";
+  const lines = markdown.split("\n");
+  const phases = lines.filter((line) => /^#{1,6}\s/.test(line)).length;
+  const tasks = lines.filter((line) => /^\s*[-*+]\s/.test(line)).length;
+  const remark = first.replace(/^Plan updated\.\s*/, "");
+  const shape = `${phases} phase${phases === 1 ? "" : "s"}, ${tasks} task${tasks === 1 ? "" : "s"}`;
+  return `Saved: ${shape}.${remark ? ` ${remark}` : ""}`;
 }
 
 /** Sends a slash command for the plan and resolves with its reply (`/todo`, `/todo edit ...`). */
@@ -115,12 +132,15 @@ export class PlanPanel {
         attrs: { role: "checkbox", "aria-checked": status.checked, "aria-disabled": "true", "aria-label": `${task.content}: ${status.label}` },
       }),
       h("span", { class: "task-text", text: task.content }),
+      task.priority && task.priority !== "medium" ? h("span", { class: `priority ${task.priority}`, text: task.priority }) : null,
     );
   }
 
   private async loadMarkdown(): Promise<void> {
     try {
-      const markdown = await this.command("/todo");
+      const reply = await this.command("/todo");
+      // An empty plan is said in words: the box starts empty, with an example as its placeholder.
+      const markdown = reply.startsWith(EMPTY_PLAN) ? "" : reply;
       // Not over what the person started typing.
       if (this.els.editor.open && this.els.markdown.dataset.dirty !== "yes") this.els.markdown.value = markdown;
     } catch (error) {
@@ -133,10 +153,12 @@ export class PlanPanel {
     try {
       const reply = await this.command(`/todo edit\n${this.els.markdown.value}`);
       const failed = !reply.startsWith("Plan updated.");
-      this.showResult(failed ? reply : "Saved.", failed);
+      const [first = "", ...rest] = reply.split("\n\n");
+      const markdown = rest.join("\n\n");
+      this.showResult(failed ? reply : savedText(first, markdown), failed);
       if (!failed) {
         this.els.markdown.dataset.dirty = "";
-        this.els.markdown.value = reply.replace(/^Plan updated\.\n\n/, "");
+        this.els.markdown.value = markdown.startsWith(EMPTY_PLAN) ? "" : markdown;
       }
     } catch (error) {
       this.showResult(String(error instanceof Error ? error.message : error), true);
