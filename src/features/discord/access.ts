@@ -21,11 +21,11 @@ export class DiscordAccess {
 
   /** `path` is where allow_from stands (`channel_list[0]`), for the refusal's words. */
   constructor(
-    entries: readonly string[],
+    entries: readonly (string | number)[],
     private readonly path: string,
   ) {
     for (const entry of entries) {
-      const text = entry.trim();
+      const text = String(entry).trim();
       if (/^\d+$/.test(text)) this.ids.add(text);
       else this.usernames.add(text.replace(/^@/, "").toLowerCase());
     }

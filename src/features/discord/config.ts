@@ -28,7 +28,11 @@ export const discordChannelSchema = channelEntry("discord", {
     )
     .describe("Secret: the bot's token from the Discord Developer Portal; use ${DISCORD_BOT_TOKEN} to read it from the environment."),
   allow_from: z
-    .array(z.string().regex(DISCORD_USER, ALLOWED_USER), { error: ALLOWED_USER })
+    .array(
+      // A number is refused with the reason: a snowflake does not survive as a JSON number.
+      z.union([z.string().regex(DISCORD_USER, ALLOWED_USER), z.number().refine(() => false, ALLOWED_USER)], { error: ALLOWED_USER }),
+      { error: ALLOWED_USER },
+    )
     .max(10_000)
     .describe("Discord user ids (strings of digits) or usernames whose messages are answered; anyone else is ignored. Empty: nobody."),
   agent: channelAgent,
