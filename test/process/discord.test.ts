@@ -100,6 +100,20 @@ describe("the Discord channel", () => {
     expect((await answers(discord, GENERAL, 1))[0]).toMatch(/^You said: no mention here/);
   });
 
+  it("Discord refusing the Message Content intent ends the connection with an error line that says what to turn on", async () => {
+    const { discord, h } = await discordGateway({ channel: { group_trigger: { mention_only: false } }, fake: { messageContent: false } });
+    await eventually(() => expect(discord.connections[0]?.closeCode).toBe(4014));
+    await eventually(() =>
+      expect(h.logger.lines).toContainEqual({
+        level: "error",
+        message:
+          'discord channel "discord": Discord refused the intents: turn on Message Content Intent (Developer Portal → the application → Bot → Privileged Gateway Intents), or set group_trigger.mention_only to true; the bot is disconnected',
+      }),
+    );
+    expect(h.logger.lines.some((l) => l.message.includes("connecting again"))).toBe(false);
+    expect(discord.connections).toHaveLength(1);
+  });
+
   it("ignores a stranger (logging who, never what they wrote) and other bots, and makes no model call for them", async () => {
     const { discord, h } = await discordGateway();
     await discord.identified();

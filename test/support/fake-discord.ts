@@ -17,7 +17,8 @@ import { waitFor } from "./wait.js";
  * every request.
  *
  * Gateway (JSON, no compression): op 10 HELLO with `heartbeat_interval`;
- * op 2 IDENTIFY (its token checked: close 4004 otherwise) → READY with a
+ * op 2 IDENTIFY (its token checked: close 4004 otherwise; its intents:
+ * 4014 when the application may not have Message Content) → READY with a
  * session and `resume_gateway_url`; op 6 RESUME → RESUMED; op 1 heartbeats
  * → op 11 ACK. Tests push dispatches: a user's message (MESSAGE_CREATE), a
  * button press (INTERACTION_CREATE).
@@ -78,6 +79,8 @@ export interface FakeDiscordOptions {
   /** The heartbeat interval HELLO asks for (default 45 s, as Discord's). */
   heartbeatMs?: number;
   botUsername?: string;
+  /** Whether the application may have the Message Content intent (false: an identify asking for it is closed with 4014). */
+  messageContent?: boolean;
 }
 
 export class FakeDiscord {
@@ -248,6 +251,10 @@ export class FakeDiscord {
         case 2:
           if (payload.d?.token !== this.token) {
             socket.close(4004, "Authentication failed.");
+            return;
+          }
+          if (this.opts.messageContent === false && (payload.d.intents & (1 << 15)) !== 0) {
+            socket.close(4014, "Disallowed intent(s).");
             return;
           }
           connection.identify = payload.d;

@@ -30,6 +30,9 @@ const FATAL: Readonly<Record<string, string>> = {
   "Sharding is required": "Discord asks for sharding, which this channel does not do (the bot is in too many servers)",
 };
 
+/** Close codes after which the library does not connect again (its error event says why). */
+const FINAL_CLOSE_CODES: ReadonlySet<number> = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
+
 export interface GatewayOptions {
   token: string;
   client: DiscordApi;
@@ -79,7 +82,7 @@ export class DiscordGateway {
       if (!this.closing) opts.onDispatch(payload);
     });
     this.manager.on(WebSocketShardEvents.Closed, (code) => {
-      if (this.closing || this.dropped) return;
+      if (this.closing || this.dropped || FINAL_CLOSE_CODES.has(code)) return;
       this.dropped = true;
       logger.warn(`${label}: the gateway connection closed (code ${code}); connecting again`);
     });
