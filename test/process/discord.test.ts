@@ -229,6 +229,44 @@ describe("the Discord channel", () => {
     expect(h.logger.lines).toContainEqual({ level: "info", message: 'discord channel "discord": resumed the gateway session' });
   });
 
+  it("when Discord fails the first connection (GET /gateway/bot answers 503), it is tried again after a backoff, then made", async () => {
+    const unavailable = { status: 503, body: { message: "Service Unavailable", code: 0 } };
+    const { discord, h, failures } = await discordGateway({
+      // The first attempt and the REST client's 3 retries.
+      before: (d) => {
+        for (let i = 0; i < 4; i++) d.script("GET", /^\/gateway\/bot$/, unavailable);
+      },
+    });
+    expect(failures).toEqual([]);
+    await discord.identified();
+    expect(
+      discord
+        .callsTo("GET", /^\/gateway\/bot$/)
+        .map((c) => c.status)
+        .slice(0, 5),
+    ).toEqual([503, 503, 503, 503, 200]);
+    expect(h.logger.lines).toContainEqual({
+      level: "warn",
+      message: 'discord channel "discord": cannot connect to the gateway (503: Service Unavailable); trying again in 1 s',
+    });
+    discord.message("made it", ALICE, { channelId: DM });
+    expect((await answers(discord, DM, 1))[0]).toMatch(/^You said: made it/);
+  });
+
+  it("a token refused once the bot runs (GET /gateway/bot answers 401) disconnects it loudly instead of retrying for ever", async () => {
+    const { discord, h } = await discordGateway({
+      before: (d) => d.script("GET", /^\/gateway\/bot$/, { status: 401, body: { message: "401: Unauthorized", code: 0 } }),
+    });
+    await eventually(() =>
+      expect(h.logger.lines).toContainEqual({
+        level: "error",
+        message: 'discord channel "discord": Discord refused the token (401 0: 401: Unauthorized); the bot is disconnected: check channel_list[0].token',
+      }),
+    );
+    expect(discord.callsTo("GET", /^\/gateway\/bot$/)).toHaveLength(1);
+    expect(discord.connections).toEqual([]);
+  });
+
   it("a refused token keeps the channel from starting, naming where the token is configured and never the token", async () => {
     const wrong = "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDE.a-wrong-token-that-discord-refuses_0";
     const { discord, failures, h } = await discordGateway({ botToken: wrong });
