@@ -7,12 +7,12 @@
 // is built in one run with code splitting, so they share their chunks: a
 // plugin's `import { z, defineTool } from "picoclaw-ts"` gets the very zod
 // and classes the gateway runs with. What only some configs use (the MCP
-// client, the plugin loader, Telegram, the answer readers, the REPL) stays
+// client, the plugin loader, Telegram, Discord, the answer readers, the REPL) stays
 // behind `import()` and is a chunk of its own, named after its source
 // (dist/features/mcp/index.js, ...), loaded on first use; undici (the model
 // transport) is a chunk of its own too, loaded with the first model call.
-// The packages only such optional code needs (the MCP SDK, ajv, grammY)
-// stay in node_modules. Type declarations come from tsc; `--no-types`
+// The packages only such optional code needs (the MCP SDK, ajv, grammY,
+// @discordjs) stay in node_modules. Type declarations come from tsc; `--no-types`
 // leaves them as they are (npm start rebuilds with it: running needs only
 // the JavaScript, in under a second, while tsc takes several). The last
 // step records a digest of what the build was made from
@@ -30,7 +30,7 @@ const dist = path.join(root, "dist");
 const src = path.join(root, "src");
 
 /** Loaded from node_modules on first use, never bundled: what only some configs use. */
-const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy"];
+const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws"];
 
 /** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
 function packageEntries() {

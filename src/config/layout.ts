@@ -55,8 +55,8 @@ export interface ChannelChoice {
   readonly schema: z.ZodObject;
   /** The secret values of an entry (its keys named like secrets, such as `token`, are found by name). */
   secrets?(entry: ChannelEntry): Iterable<string>;
-  /** PicoClaw's entry of this type (`{type, enabled, allow_from, settings: {...}}`, under its name) as ours. */
-  fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  /** PicoClaw's entry of this type (`{type, enabled, allow_from, settings: {...}}`, under its name) as ours; what it leaves out gets a line in `notes`. */
+  fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>, notes: string[]): Record<string, unknown>;
 }
 
 /** A store as the config knows it, with its own options (`session.<type>`) if it has any. */

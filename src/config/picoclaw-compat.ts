@@ -22,7 +22,10 @@ export interface PicoclawKnowledge {
   /** Vendor name → our provider and its default `api_base`. */
   readonly vendors: Readonly<Record<string, { provider: string; apiBase: string }>>;
   /** Channel types, each with how it reads PicoClaw's entry (`{type, enabled, allow_from, settings...}`) as its own. */
-  readonly channels: readonly { type: string; fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>): Record<string, unknown> }[];
+  readonly channels: readonly {
+    type: string;
+    fromPicoclaw?(name: string, entry: Readonly<Record<string, unknown>>, notes: string[]): Record<string, unknown>;
+  }[];
   /** Whether a section path (`tools.exec`, `agents.defaults.workspace`, `heartbeat`) is one a feature owns here. */
   owns(path: string): boolean;
   /** How the feature that owns a section reads PicoClaw's form of it (`tools.mcp`), when it differs from ours. */
@@ -169,7 +172,7 @@ function channelObject(raw: Json, notes: string[], known: PicoclawKnowledge): un
       continue;
     }
     const { enabled: _enabled, ...rest } = value;
-    out.push(channel.fromPicoclaw ? channel.fromPicoclaw(name, value) : { name, ...rest, type });
+    out.push(channel.fromPicoclaw ? channel.fromPicoclaw(name, value, notes) : { name, ...rest, type });
   }
   return out;
 }

@@ -2,6 +2,7 @@ import type { ChannelType } from "../port/channel-type.js";
 import type { Feature } from "../port/feature.js";
 import { askUserFeature } from "./ask-user/feature.js";
 import { cronFeature } from "./cron/feature.js";
+import { discordChannel } from "./discord/feature.js";
 import { execFeature } from "./exec/feature.js";
 import { filesFeature } from "./files/feature.js";
 import { heartbeatFeature } from "./heartbeat/feature.js";
@@ -38,7 +39,7 @@ export const BUILTIN_FEATURES: readonly Feature[] = [
 ];
 
 /** The chat apps a `channel_list` entry may name as its `type`. */
-export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel];
+export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel, discordChannel];
 
 /** The skills and cron features, for the CLI's `picoclaw skills list` and `picoclaw cron` (their `api`s). */
 export { cronFeature, skillsFeature };

@@ -117,8 +117,8 @@ describe("PicoClaw's names", () => {
       {
         channel_list: {
           telegram: { enabled: true, type: "telegram", allow_from: ["42"], settings: { token: "${TG}", base_url: "", streaming: { enabled: false } } },
-          discord: { enabled: true, type: "discord", allow_from: [], settings: { token: "x" } },
-          slack: { enabled: false, type: "slack", settings: {} },
+          discord: { enabled: false, type: "discord", allow_from: [], settings: { token: "x" } },
+          slack: { enabled: true, type: "slack", settings: {} },
         },
       },
       { TG: "123456:ABCdefGHIjklMNOpqrSTUvwxYZ012345678" },
@@ -132,7 +132,7 @@ describe("PicoClaw's names", () => {
         streaming: false,
       }),
     ]);
-    expect(loaded.warnings).toContain('channel_list.discord: channel type "discord" is not supported by PicoClaw-TS (it has: telegram); ignored');
+    expect(loaded.warnings).toContain('channel_list.slack: channel type "slack" is not supported by PicoClaw-TS (it has: telegram, discord); ignored');
   });
 
   it("PicoClaw's MCP servers with enabled and type read as ours; disabled ones and a disabled MCP section start nothing", () => {

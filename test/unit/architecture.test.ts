@@ -160,6 +160,12 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
     why: "grammY is the Telegram channel's client and stays inside it",
   },
   {
+    name: "@discordjs",
+    matches: (s) => s.startsWith("@discordjs/") || s === "discord-api-types" || s.startsWith("discord-api-types/"),
+    allowed: (file) => file.startsWith("features/discord/"),
+    why: "@discordjs is the Discord channel's client and stays inside it",
+  },
+  {
     name: "the file system",
     matches: (s) => s === "node:fs" || s === "node:fs/promises" || s === "fs",
     allowed: (file) =>

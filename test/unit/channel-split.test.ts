@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { splitText } from "../../src/channels/split.js";
+import { splitMessages, splitText } from "../../src/channels/split.js";
 
 describe("splitting a long text", () => {
   it("keeps a text that fits as it is", () => {
@@ -30,6 +30,41 @@ describe("splitting a long text", () => {
     const chunks = splitText(text, 36);
     expect(chunks).toEqual(["Look:\n```ts\nconst a = 1;\n```", "```ts\nconst b = 2;\nconst c = 3;\n```", "Done."]);
     for (const chunk of chunks) expect(chunk.length).toBeLessThanOrEqual(36);
+  });
+
+  it("closes a code block with the fence that opened it (~~~, ````), and a fence line with an info string inside one is content", () => {
+    const tildes = ["~~~", "aaaaaaaa", "bbbbbbbb", "~~~", "after"].join("\n");
+    expect(splitText(tildes, 16)).toEqual(["~~~\naaaaaaaa\n~~~", "~~~\nbbbbbbbb\n~~~", "after"]);
+    const nested = ["````md", "```ts", "x = 1", "```", "````"].join("\n");
+    const chunks = splitText(nested, 18);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(18);
+      expect(chunk.startsWith("````md")).toBe(true);
+      expect(chunk.endsWith("````")).toBe(true);
+    }
+    // The inner ``` neither opened nor closed anything: without the outer fences, the content is whole, in order.
+    const content = chunks.flatMap((chunk) => chunk.split("\n")).filter((line) => line !== "````md" && line !== "````");
+    expect(content).toEqual(["```ts", "x = 1", "```"]);
+  });
+
+  it("a long answer with a long code block goes as 2,000-character messages, each with its fences in pairs, none of the code lost", () => {
+    const code = Array.from({ length: 120 }, (_, i) => `  step(${i}, "${"z".repeat(25)}");`);
+    const text = ["Intro", "```js", ...code, "```", "Outro"].join("\n");
+    const chunks = splitText(text, 2000);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(2000);
+      expect((chunk.match(/^```/gm) ?? []).length % 2).toBe(0);
+    }
+    for (const chunk of chunks.slice(1, -1)) expect(chunk.startsWith("```js\n")).toBe(true);
+    const body = chunks.join("\n");
+    for (const line of code) expect(body).toContain(line);
+  });
+
+  it("sends at most the messages allowed for one text, the last saying how much was left out", () => {
+    const messages = splitMessages("line\n".repeat(3000), 100, 5);
+    expect(messages).toHaveLength(5);
+    expect(messages[4]).toMatch(/^\[The rest of this answer, \d+ characters, was not sent: it is too long for a chat\.\]$/);
   });
 
   it("every chunk fits, and without code blocks no line with text is lost or changed (blank lines between chunks may go)", () => {

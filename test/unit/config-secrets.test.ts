@@ -22,7 +22,10 @@ const DOTENV = "OPENAI_API_KEY=sk-dotenv-secret-2\nDB_PASSWORD=db-dotenv-secret-
 
 const CONFIG = {
   agents: { dir: "lab-agents" },
-  channel_list: [{ type: "telegram", token: "123456:literal-bot-token-13", allow_from: [42] }],
+  channel_list: [
+    { type: "telegram", token: "123456:literal-bot-token-13", allow_from: [42] },
+    { type: "discord", token: "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDE.literal-discord-token-14", allow_from: ["42"] },
+  ],
   model_list: [
     { model_name: "local", provider: "builtin", model: "scripted" },
     {
@@ -69,6 +72,7 @@ const SECRETS = [
   "literal-env-secret-12",
   "literal-bearer-secret",
   "123456:literal-bot-token-13",
+  "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDE.literal-discord-token-14",
 ];
 
 describe("the secrets of a loaded config", () => {

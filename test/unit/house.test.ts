@@ -214,8 +214,8 @@ describe("adapters register as {type, schema, create}", () => {
       ),
     ).toEqual(["channel_list[0].number: expected digits", "channel_list[0].agent: expected an agent id"]);
     expect(problemsOf(() => loadConfig({ env: {}, cwd: project(config) }))).toEqual([
-      'channel_list[0].type: expected one of "telegram"',
-      'channel_list[1].type: expected one of "telegram"',
+      'channel_list[0].type: expected one of "telegram", "discord"',
+      'channel_list[1].type: expected one of "telegram", "discord"',
     ]);
   });
 });

@@ -52,7 +52,7 @@ describe("channel_list", () => {
       "channel_list[0].agent: expected an agent id",
       "channel_list[0].api_root: expected an http(s) URL without query, such as https://api.telegram.org",
       'channel_list[0]: unknown key "extra"',
-      'channel_list[1].type: expected one of "telegram"',
+      'channel_list[1].type: expected one of "telegram", "discord"',
       "channel_list[2].allow_from: required (expected array)",
     ]);
   });

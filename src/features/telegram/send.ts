@@ -1,7 +1,7 @@
 import { GrammyError } from "grammy";
 import type { Logger } from "../../log.js";
 import type { ChatTransport } from "../../channels/channel.js";
-import { splitText } from "../../channels/split.js";
+import { splitMessages } from "../../channels/split.js";
 import { type TelegramApi, grammySignal } from "./api.js";
 import { telegramHtml } from "./html.js";
 
@@ -59,8 +59,5 @@ export class TelegramSender implements ChatTransport {
 
 /** The messages a text goes as. */
 export function messagesOf(text: string): string[] {
-  const chunks = splitText(text, MESSAGE_LIMIT);
-  if (chunks.length <= MAX_MESSAGES_PER_TEXT) return chunks;
-  const left = chunks.slice(MAX_MESSAGES_PER_TEXT - 1).reduce((sum, chunk) => sum + chunk.length, 0);
-  return [...chunks.slice(0, MAX_MESSAGES_PER_TEXT - 1), `[The rest of this answer, ${left} characters, was not sent: it is too long for a chat.]`];
+  return splitMessages(text, MESSAGE_LIMIT, MAX_MESSAGES_PER_TEXT);
 }

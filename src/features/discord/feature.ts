@@ -1,0 +1,57 @@
+import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
+import type { ChannelType } from "../../port/channel-type.js";
+import { defineFeature } from "../../port/feature.js";
+import { DiscordAccess } from "./access.js";
+import type { DiscordBot } from "./bot.js";
+import { type DiscordChannelConfig, discordChannelSchema } from "./config.js";
+import { discordFromPicoclaw } from "./picoclaw.js";
+
+/**
+ * A Discord bot as a chat channel (README, "Channels" → "Discord"):
+ * @discordjs's REST client and gateway connection, `allow_from`, and the
+ * relay every channel shares. Each Discord channel (a DM, a server's
+ * channel or thread) is a session `agent:<agent>:<name>:<channel id>`
+ * (name: `discord` unless the entry says otherwise); slash commands are
+ * ordinary text for the runtime. The bot itself (bot.ts, with @discordjs)
+ * is imported when the channel starts.
+ */
+export const discordChannel: ChannelType = {
+  type: "discord",
+  schema: discordChannelSchema,
+  fromPicoclaw: discordFromPicoclaw,
+  create: (written, path) => {
+    const entry = written as DiscordChannelConfig;
+    const name = entry.name ?? entry.type;
+    const label = `discord channel "${name}"`;
+    return defineFeature({
+      name: label,
+      needs: [...CHANNEL_CAPABILITIES, "agent", "defaultAgentId", "approvals"],
+      setup(host) {
+        const agent = host.agent(entry.agent ?? host.defaultAgentId);
+        const access = new DiscordAccess(entry.allow_from, path);
+        const warnings: string[] = [];
+        if (access.empty) warnings.push(`${path}.allow_from is empty: ${label} answers nobody; list your Discord user id there (README, "Channels")`);
+        let bot: DiscordBot | undefined;
+        let stopped = false;
+        return {
+          warnings,
+          start: async () => {
+            const { DiscordBot } = await import("./bot.js");
+            // A stop that came while the module loaded: the bot never starts.
+            if (stopped) return;
+            bot = new DiscordBot(host, { entry, name, label, path, agent, access });
+            await bot.start();
+          },
+          stop: async () => {
+            stopped = true;
+            bot?.stop();
+          },
+          close: async () => {
+            stopped = true;
+            await bot?.close();
+          },
+        };
+      },
+    });
+  },
+};
