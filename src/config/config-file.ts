@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import { Mutex } from "async-mutex";
-import { type Node as JsonNode, type ParseError, findNodeAtLocation, parseTree, printParseErrorCode } from "jsonc-parser";
+import type { Node as JsonNode, ParseError } from "jsonc-parser";
 import { ConfigError, PicoclawError, RequestError, messageOf } from "../errors.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig, readConfig } from "./load.js";
 
@@ -74,7 +74,7 @@ export class ConfigFile {
       throw refused(`${this.file}: the config file the gateway started with is gone; nothing was written (restore it, or restart the gateway)`);
     }
     const created = before === undefined;
-    const after = withToolSwitch(before ?? "", name, enabled, target);
+    const after = await withToolSwitch(before ?? "", name, enabled, target);
     if (after === before) return { file: target, written: false, created: false };
     const temp = path.join(path.dirname(target), `.${path.basename(target)}.${this.opts.ids?.() ?? randomUUID()}.tmp`);
     const mode = created ? 0o600 : (await stat(target)).mode & 0o777;
@@ -128,9 +128,11 @@ function refused(message: string, redact: (text: string) => string = (text) => t
  * beside it, where that section spans lines; inline where it is on one.
  * `where` names the file in a refusal. Empty text is a new file.
  */
-export function withToolSwitch(text: string, name: string, enabled: boolean, where: string): string {
+export async function withToolSwitch(text: string, name: string, enabled: boolean, where: string): Promise<string> {
   const keyPath = ["tools", name, "enabled"];
   if (text.trim() === "") return `${JSON.stringify({ tools: { [name]: { enabled } } }, null, 2)}\n`;
+  // Loaded with the first change (and kept out of the bundle: it is a UMD module).
+  const { findNodeAtLocation, parseTree, printParseErrorCode } = await import("jsonc-parser");
   const bom = text.startsWith("\uFEFF") ? "\uFEFF" : "";
   const body = text.slice(bom.length);
   const errors: ParseError[] = [];
@@ -144,13 +146,20 @@ export function withToolSwitch(text: string, name: string, enabled: boolean, whe
   // The old value's own characters, and nothing else; or an insertion.
   const after = existing
     ? body.slice(0, existing.offset) + String(enabled) + body.slice(existing.offset + existing.length)
-    : inserted(body, tree, keyPath, enabled, where);
+    : inserted(body, tree, keyPath, enabled, where, findNodeAtLocation);
   if (valueAt(JSON.parse(after), keyPath) !== enabled) throw refused(`${where}: the file says tools.${name} more than once; nothing was written: keep one`);
   return bom + after;
 }
 
 /** `body` with the value at `keyPath` added (it has none): one insertion, nothing else changed. */
-function inserted(body: string, tree: JsonNode, keyPath: readonly string[], value: boolean, where: string): string {
+function inserted(
+  body: string,
+  tree: JsonNode,
+  keyPath: readonly string[],
+  value: boolean,
+  where: string,
+  findNodeAtLocation: (root: JsonNode, path: (string | number)[]) => JsonNode | undefined,
+): string {
   let parent = tree;
   let depth = 0;
   while (depth < keyPath.length - 1) {

@@ -257,29 +257,29 @@ describe("PUT /v1/tools/<name>/state", () => {
 describe("the config file's edit", () => {
   const set = (text: string, name = "todo", enabled = true) => withToolSwitch(text, name, enabled, "picoclaw.config.json");
 
-  it("inserts the key in the file's own indentation and line ends, and keeps a byte-order mark", () => {
-    expect(set('{\n\t"tools": {\n\t\t"exec": {"enabled": false}\n\t}\n}\n')).toBe(
+  it("inserts the key in the file's own indentation and line ends, and keeps a byte-order mark", async () => {
+    expect(await set('{\n\t"tools": {\n\t\t"exec": {"enabled": false}\n\t}\n}\n')).toBe(
       '{\n\t"tools": {\n\t\t"exec": {"enabled": false},\n\t\t"todo": {\n\t\t\t"enabled": true\n\t\t}\n\t}\n}\n',
     );
-    expect(set('{\r\n  "gateway": {"port": 1}\r\n}\r\n')).toBe(
+    expect(await set('{\r\n  "gateway": {"port": 1}\r\n}\r\n')).toBe(
       '{\r\n  "gateway": {"port": 1},\r\n  "tools": {\r\n    "todo": {\r\n      "enabled": true\r\n    }\r\n  }\r\n}\r\n',
     );
-    expect(set('\uFEFF{\n  "tools": {"todo": {"enabled": false}}\n}\n')).toBe('\uFEFF{\n  "tools": {"todo": {"enabled": true}}\n}\n');
+    expect(await set('\uFEFF{\n  "tools": {"todo": {"enabled": false}}\n}\n')).toBe('\uFEFF{\n  "tools": {"todo": {"enabled": true}}\n}\n');
   });
 
-  it("in a section on one line, inserts inline, spaced as the section is", () => {
-    expect(set('{\n  "tools": {"exec": {"enabled": false}}\n}\n')).toBe('{\n  "tools": {"exec": {"enabled": false}, "todo": {"enabled": true}}\n}\n');
-    expect(set('{\n  "tools": {}\n}\n')).toBe('{\n  "tools": {"todo": {"enabled": true}}\n}\n');
-    expect(set('{"tools":{"exec":{"enabled":false}},"gateway":{"port":1}}')).toBe(
+  it("in a section on one line, inserts inline, spaced as the section is", async () => {
+    expect(await set('{\n  "tools": {"exec": {"enabled": false}}\n}\n')).toBe('{\n  "tools": {"exec": {"enabled": false}, "todo": {"enabled": true}}\n}\n');
+    expect(await set('{\n  "tools": {}\n}\n')).toBe('{\n  "tools": {"todo": {"enabled": true}}\n}\n');
+    expect(await set('{"tools":{"exec":{"enabled":false}},"gateway":{"port":1}}')).toBe(
       '{"tools":{"exec":{"enabled":false},"todo":{"enabled":true}},"gateway":{"port":1}}',
     );
   });
 
-  it("refuses what it cannot edit without guessing: JSON with comments, tools that is no object, a key written twice", () => {
-    expect(() => set('{\n  // mine\n  "tools": {}\n}')).toThrow(/not valid JSON now/);
-    expect(() => set('{"tools": 5}')).toThrow(/tools is not an object/);
-    expect(() => set('{"tools": {"todo": null}}')).toThrow(/tools\.todo is not an object/);
-    expect(() => set('{"tools": {"todo": {"enabled": false}}, "tools": {}}')).toThrow(/more than once/);
+  it("refuses what it cannot edit without guessing: JSON with comments, tools that is no object, a key written twice", async () => {
+    await expect(set('{\n  // mine\n  "tools": {}\n}')).rejects.toThrow(/not valid JSON now/);
+    await expect(set('{"tools": 5}')).rejects.toThrow(/tools is not an object/);
+    await expect(set('{"tools": {"todo": null}}')).rejects.toThrow(/tools\.todo is not an object/);
+    await expect(set('{"tools": {"todo": {"enabled": false}}, "tools": {}}')).rejects.toThrow(/more than once/);
   });
 
   it("a user's edit that lands while a change is being made is kept: the change is made again on it", async () => {
