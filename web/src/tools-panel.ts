@@ -32,7 +32,7 @@ function agentsText(tool: ToolInfo): string {
   if (tool.agents.length > 0) return `Offered to ${tool.agents.join(", ")}`;
   if (!tool.enabled) return "Offered to no agent";
   if (tool.approval === "deny") return "Offered to no agent: its approval is deny";
-  return "Offered to no agent: their tools lists leave it out";
+  return "On, but offered to no agent (their tools lists or settings leave it out)";
 }
 
 /** The panel's dialog, built once, opened by `opener`. */
@@ -87,8 +87,13 @@ export function mountToolsPanel(api: Api, opener: HTMLButtonElement): void {
         h("span", { class: `approval approval-${tool.approval}`, text: tool.approval, title: `Approval policy: ${tool.approval}` }),
         toggle,
       ),
-      h("p", { class: "tool-line tool-origin", text: tool.origin }),
-      h("p", { class: `tool-line tool-source source-${tool.source}`, text: sourceText(tool) }),
+      h(
+        "p",
+        { class: "tool-line" },
+        h("span", { class: "tool-origin", text: tool.origin }),
+        " · ",
+        h("span", { class: `tool-source source-${tool.source}`, text: sourceText(tool) }),
+      ),
       h("p", { class: "tool-line tool-agents", text: agentsText(tool) }),
       overrides.length > 0 && h("p", { class: "tool-line tool-overrides", text: `AGENT.md approval: ${overrides.join(", ")}` }),
       outcome,
