@@ -4,7 +4,7 @@
  * write, and the next turn (the built-in model calls what the message
  * says, so its reply shows whether the tool was offered).
  */
-import { readFileSync, readdirSync, statSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onTestFinished, describe, expect, it } from "vitest";
 import { bootstrap } from "../../src/bootstrap.js";
@@ -299,6 +299,18 @@ describe("the config file's edit", () => {
     expect(await config.setToolEnabled("todo", true)).toEqual({ file, written: true, created: false });
     expect(checks).toBe(2);
     expect(readFileSync(file, "utf8")).toBe('{\n  "agents": {"default": "main"},\n  "tools": {"todo": {"enabled": true}}\n}\n');
+  });
+
+  it("a config file that is a symbolic link stays one: the file it points to is replaced", async () => {
+    const dir = tempDir();
+    const real = path.join(dir, "real.json");
+    const link = path.join(dir, "picoclaw.config.json");
+    writeFileSync(real, '{\n  "tools": {"todo": {"enabled": false}}\n}\n');
+    symlinkSync(real, link);
+    const config = new ConfigFile({ file: link, create: link, check: () => [] });
+    expect(await config.setToolEnabled("todo", true)).toMatchObject({ file: real, written: true });
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(real, "utf8")).toBe('{\n  "tools": {"todo": {"enabled": true}}\n}\n');
   });
 
   it("a file that is gone since start-up is not made again (that would drop the rest of the config)", async () => {
