@@ -29,8 +29,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
 const src = path.join(root, "src");
 
-/** Loaded from node_modules on first use, never bundled: what only some configs use. */
-const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws"];
+/**
+ * Loaded from node_modules on first use, never bundled: what only some
+ * configs use (and jsonc-parser, a UMD module esbuild cannot follow, loaded
+ * by the tool library's first switch).
+ */
+const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws", "jsonc-parser"];
 
 /** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
 function packageEntries() {

@@ -121,6 +121,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       features,
       tools: opts.tools ?? [],
       toolSwitches: loaded.toolSwitches,
+      toolSwitchSources: loaded.toolSwitchSources,
       reservedToolKeys: house.layout.reservedToolKeys,
       logger,
       redact,

@@ -6,6 +6,7 @@ import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
 import { skillsFeature } from "./features/index.js";
 import { CronUsageError, cronCommand } from "./cron-cli.js";
 import { table } from "./text-table.js";
+import { configFileOf } from "./config/config-file.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
 import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
@@ -210,6 +211,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
         allowedOrigins: allowed_origins,
         allowedHosts: allowed_hosts,
         ...("page" in loadedPage ? { page: loadedPage.page } : {}),
+        configFile: configFileOf(loaded, redact),
         limits: {
           headersTimeoutMs: limits.headers_timeout_ms,
           requestTimeoutMs: limits.request_timeout_ms,

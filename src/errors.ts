@@ -18,6 +18,9 @@ export const REQUEST_ERROR_CODES = [
   "not_found",
   "conflict",
   "state_full",
+  "tool_not_found",
+  "tool_locked",
+  "config_not_written",
 ] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 

@@ -1,4 +1,4 @@
-import { type ToolSwitch, toolVariableName } from "../config/env.js";
+import { type ToolSwitch, type ToolSwitchSources, toolVariableName } from "../config/env.js";
 import { CORE_TOOLS_KEYS, type ToolsConfig } from "../config/schema.js";
 import type { Redact } from "../tools/redact.js";
 import type { Approval } from "../tools/approval.js";
@@ -19,6 +19,16 @@ export interface ToolPolicyOptions {
   redact?: Redact;
   /** Keys of `tools` that are no tool's section (`max_result_bytes`, `mcp`...): never warned about. */
   reserved?: readonly string[];
+  /** Where the sections' `enabled` came from (the loader knows); without it, a value unlike the tool's default is taken for the config's. */
+  sources?: ToolSwitchSources;
+}
+
+/** Whether a tool is on, and what says so: its own default, the config file, or an environment variable (named). */
+export interface ToolState {
+  enabled: boolean;
+  source: "default" | "config" | "env";
+  /** The variable, when `source` is `env`. */
+  variable?: string;
 }
 
 type Section = { enabled?: boolean; timeout_ms?: number; approval?: Approval };
@@ -49,6 +59,8 @@ export function toolTimeoutSetting(tools: ToolsConfig, tool: Pick<AnyTool, "name
  */
 export class ToolPolicy {
   private readonly sets = new Map<string, ToolSet>();
+  /** Switches written to the config file while the gateway runs (the web tool library): they win over the file as it was read. */
+  private readonly written = new Map<string, boolean>();
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -66,7 +78,32 @@ export class ToolPolicy {
   }
 
   isEnabled(tool: AnyTool): boolean {
-    return this.switchFor(tool)?.enabled ?? this.section(tool.name)?.enabled ?? tool.enabledByDefault ?? false;
+    return this.stateOf(tool).enabled;
+  }
+
+  /** Whether the tool is on, and what decides it: a variable, then what was written to the file since start, then the file, then the tool's default. */
+  stateOf(tool: AnyTool): ToolState {
+    const own = this.switchFor(tool);
+    if (own) return { enabled: own.enabled, source: "env", variable: own.variable };
+    const section = this.section(tool.name)?.enabled;
+    const fallback = tool.enabledByDefault ?? false;
+    const variable = this.opts.sources?.fromEnv.get(tool.name);
+    if (variable !== undefined) return { enabled: section ?? fallback, source: "env", variable };
+    const written = this.written.get(tool.name);
+    if (written !== undefined) return { enabled: written, source: "config" };
+    if (section === undefined) return { enabled: fallback, source: "default" };
+    const inFile = this.opts.sources ? this.opts.sources.inFile.has(tool.name) : section !== fallback;
+    return { enabled: section, source: inFile ? "config" : "default" };
+  }
+
+  /**
+   * Switches a tool on or off from the next tool set on (the config file
+   * was written already: the web tool library). A variable's switch still
+   * wins: the caller refuses those first.
+   */
+  setEnabled(name: string, enabled: boolean): void {
+    this.written.set(name, enabled);
+    this.refresh();
   }
 
   timeoutMs(tool: AnyTool): number {
@@ -75,7 +112,12 @@ export class ToolPolicy {
 
   /** The tool's approval policy for the agent: AGENT.md `approval:`, else tools.<name>.approval, else the tool's own, else allow. */
   approvalOf(tool: Pick<AnyTool, "name" | "defaultApproval">, agent: AgentDefinition): Approval {
-    return agent.approval?.[tool.name] ?? this.section(tool.name)?.approval ?? tool.defaultApproval ?? "allow";
+    return agent.approval?.[tool.name] ?? this.configuredApproval(tool);
+  }
+
+  /** The tool's approval policy before any agent's own: tools.<name>.approval, else the tool's own, else allow. */
+  configuredApproval(tool: Pick<AnyTool, "name" | "defaultApproval">): Approval {
+    return this.section(tool.name)?.approval ?? tool.defaultApproval ?? "allow";
   }
 
   /** Forgets the tool sets made so far (after tools were added to the registry). */

@@ -70,6 +70,14 @@ export interface ToolSwitch {
   enabled: boolean;
 }
 
+/** Where the config's tool switches came from (the web tool library shows it, and refuses to change what a variable sets). */
+export interface ToolSwitchSources {
+  /** Tool names whose `tools.<name>.enabled` the config file writes. */
+  readonly inFile: ReadonlySet<string>;
+  /** Built-in tool name → the `PICOCLAW_TOOLS_<NAME>_ENABLED` variable that set its `enabled` (other tools' are ToolSwitches). */
+  readonly fromEnv: ReadonlyMap<string, string>;
+}
+
 export interface OverrideOutcome {
   problems: string[];
   warnings: string[];

@@ -3,7 +3,7 @@ import path from "node:path";
 import dotenv from "dotenv";
 import { ConfigError } from "../errors.js";
 import { describeIssues, formatPath } from "../validation.js";
-import { type ToolSwitch, applyEnvOverrides } from "./env.js";
+import { type ToolSwitch, type ToolSwitchSources, applyEnvOverrides } from "./env.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./home.js";
 import type { ConfigLayout } from "./layout.js";
 import { fromPicoclaw } from "./picoclaw-compat.js";
@@ -43,6 +43,8 @@ export interface LoadedConfig {
   unresolved: UnresolvedVariables;
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in (applied when tools are known). */
   toolSwitches: ToolSwitch[];
+  /** Where each `tools.<name>.enabled` came from: the tools the file switches, and the built-in tools a variable switches (tool → variable). */
+  toolSwitchSources: ToolSwitchSources;
   /**
    * Every secret value of the config (see secrets.ts): what `${VAR}`s were
    * replaced with, secret-named `.env` entries, the token override, and the
@@ -112,8 +114,16 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
     }
   }
 
+  // Read before the variables write into the same sections.
+  const inFile = switchedInFile(raw);
   const overrides = applyEnvOverrides(resolvedRaw, env, layout);
   problems.push(...overrides.problems);
+  const fromEnv = new Map(
+    layout.toolKeys.flatMap((key) => {
+      const variable = overrides.setBy.get(formatPath(["tools", key, "enabled"]));
+      return variable === undefined ? [] : [[key, variable] as const];
+    }),
+  );
 
   // Parsed once: no compiled fast path (zod would build one with new Function, which costs more than it saves here).
   const parsed = layout.schema.safeParse(resolvedRaw, { reportInput: true, jitless: true });
@@ -151,6 +161,7 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
     warnings: [...homeNotes, ...compat.notes, ...overrides.warnings],
     unresolved,
     toolSwitches: overrides.toolSwitches,
+    toolSwitchSources: { inFile, fromEnv },
     secrets: collectSecrets(config, {
       substituted: substituted.substituted.flatMap((s) => s.values),
       dotenv: dotenvEntries,
@@ -176,6 +187,17 @@ export function usableModelEntry(loaded: Pick<LoadedConfig, "config" | "unresolv
     throw new ConfigError(missing.map((m) => `${m.path}: environment variable ${m.variable} is not set (model "${modelName}" needs it)`));
   }
   return entry;
+}
+
+/** The tools whose `tools.<name>.enabled` the config (as read, before the variables) writes. */
+function switchedInFile(raw: unknown): Set<string> {
+  const tools = (raw as { tools?: unknown }).tools;
+  if (tools === null || typeof tools !== "object" || Array.isArray(tools)) return new Set();
+  return new Set(
+    Object.entries(tools as Record<string, unknown>)
+      .filter(([, section]) => section !== null && typeof section === "object" && !Array.isArray(section) && "enabled" in section)
+      .map(([name]) => name),
+  );
 }
 
 function modelIndexOf(missing: MissingVariable): number | undefined {

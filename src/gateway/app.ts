@@ -25,6 +25,7 @@ import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 import { deleteSession, sessionList } from "./sessions-route.js";
+import { type ToolSwitchFile, mountTools } from "./tools-route.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -53,6 +54,8 @@ export interface AppOptions {
   streamQueueBytes?: number;
   /** The chat page served at `GET /` (without it, `/` is 404). */
   page?: PageFiles;
+  /** Where the tool library's switches are written (the config file); without it `PUT /v1/tools/<name>/state` is refused. */
+  configFile?: ToolSwitchFile;
 }
 
 /** `POST /v1/chat`'s body: any other field is refused (`400`), so a misspelt one never passes unnoticed. */
@@ -99,6 +102,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.use("/v1/*", limitBodies(MAX_BODY_BYTES));
 
   app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries(), default: runtime.defaultAgentId }));
+
+  mountTools(app, runtime, opts.configFile);
 
   const streams = { timer: opts.heartbeatTimer ?? realTimer, maxQueuedBytes: opts.streamQueueBytes ?? ANSWER_QUEUE_BYTES, logger };
 

@@ -18,6 +18,9 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   not_found: 404,
   conflict: 409,
   state_full: 409,
+  tool_not_found: 404,
+  tool_locked: 409,
+  config_not_written: 409,
   config_invalid: 500,
   listen_failed: 500,
   aborted: 503,
@@ -58,7 +61,8 @@ export function retryHeaders(error: unknown): Record<string, string> {
     const wait: Record<string, string> = error.retryAfterMs === undefined ? {} : { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))) };
     return error.retryable ? wait : { "x-should-retry": "false", ...wait };
   }
-  if (error instanceof PicoclawError && (error.code === "conflict" || error.code === "state_full")) return { "x-should-retry": "false" };
+  if (error instanceof PicoclawError && ["conflict", "state_full", "tool_locked", "config_not_written"].includes(error.code))
+    return { "x-should-retry": "false" };
   return {};
 }
 

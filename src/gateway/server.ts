@@ -8,6 +8,7 @@ import { createApp } from "./app.js";
 import { limitConnections } from "./connections.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
+import type { ToolSwitchFile } from "./tools-route.js";
 
 /** What the node server allows its clients (README, "Security and limits"). */
 export interface ServerLimits {
@@ -58,6 +59,8 @@ export interface GatewayOptions {
   logger: Logger;
   /** The chat page served at `GET /` (the composition root reads it at start-up). */
   page?: PageFiles;
+  /** Where the tool library's switches are written: the config file the gateway loaded. */
+  configFile?: ToolSwitchFile;
 }
 
 export interface RunningGateway {
@@ -96,6 +99,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     idempotency: { maxKeys: limits.idempotencyKeys, maxBytes: limits.idempotencyBytes },
     responses: { maxResponses: limits.responsesKept, maxBytes: limits.responsesBytes },
     ...(opts.page ? { page: opts.page } : {}),
+    ...(opts.configFile ? { configFile: opts.configFile } : {}),
   });
   const server = createAdaptorServer({
     fetch: app.fetch,

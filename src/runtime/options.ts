@@ -1,5 +1,5 @@
 import type { AgentDefinition } from "../agents/agent.js";
-import type { ToolSwitch } from "../config/env.js";
+import type { ToolSwitch, ToolSwitchSources } from "../config/env.js";
 import type { Env } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import type { Clock, Feature, Locations } from "../port/feature.js";
@@ -10,6 +10,7 @@ import type { SessionOutbox } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
 import type { TurnOrder } from "../session/turn-order.js";
 import type { Timer } from "../signals.js";
+import type { Approval } from "../tools/approval.js";
 import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { ModelSource } from "./turn/turn-runner.js";
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   reservedToolKeys?: readonly string[];
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */
   toolSwitches?: readonly ToolSwitch[];
+  /** Where each `tools.<name>.enabled` came from (LoadedConfig.toolSwitchSources): the tool library shows it and refuses to change what a variable sets. */
+  toolSwitchSources?: ToolSwitchSources;
   clock?: Clock;
   /** Times subagents' timeout_ms (default: real timers; tests decide when it runs out). */
   timer?: Timer;
@@ -92,4 +95,18 @@ export interface ToolOverview {
   name: string;
   origin: string;
   enabled: boolean;
+}
+
+/** A tool as the tool library (`GET /v1/tools`) shows it. */
+export interface ToolEntry extends ToolOverview {
+  /** What decides `enabled`: the tool's own default, the config file, or an environment variable. */
+  source: "default" | "config" | "env";
+  /** The variable, when `source` is `env` (the switch is then locked). */
+  envVar?: string;
+  /** The agents that are offered it now, sorted. */
+  agents: string[];
+  /** Its approval policy (tools.<name>.approval, else the tool's own). */
+  approval: Approval;
+  /** Agents whose AGENT.md `approval:` gives it another policy. */
+  agentApprovals: Record<string, Approval>;
 }

@@ -16,6 +16,8 @@ import { SessionLifecycle, SessionState } from "../session/state.js";
 import { realTimer } from "../signals.js";
 import { noRedaction } from "../tools/redact.js";
 import { ToolStates } from "../tools/tool-states.js";
+import type { Approval } from "../tools/approval.js";
+import type { AnyTool } from "../tools/registry.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
 import type { TurnOrder } from "../session/turn-order.js";
@@ -31,7 +33,7 @@ import { FeatureSet } from "./assembly/feature-set.js";
 import { MessageWatches } from "./streams/message-stream.js";
 import { MessagePipeline } from "./messages/message-pipeline.js";
 import { OneMessageSessions } from "./messages/one-message-sessions.js";
-import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolOverview } from "./options.js";
+import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolEntry, ToolOverview } from "./options.js";
 import { APPROVALS_NAMESPACE, ApprovalDesk } from "./approvals/desk.js";
 import type { Approvals } from "../port/approvals.js";
 import { isTransientKey, parseSessionKey } from "../session/key.js";
@@ -141,6 +143,7 @@ export class Runtime {
       now: () => this.clock.now(),
       state: this.toolStates,
       switches: opts.toolSwitches ?? [],
+      ...(opts.toolSwitchSources ? { sources: opts.toolSwitchSources } : {}),
       variant: (tool, agent) => this.features.tools.formFor(tool, agent),
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
@@ -292,6 +295,64 @@ export class Runtime {
   toolOverview(): ToolOverview[] {
     const { tools } = this.features;
     return tools.registry.all().map((tool) => ({ name: tool.name, origin: tools.originOf(tool.name)!, enabled: this.policy.isEnabled(tool) }));
+  }
+
+  /** Every tool the gateway has as the tool library shows it: where it came from, whether it is on and what says so, who is offered it, its approval policy. */
+  toolLibrary(): ToolEntry[] {
+    return this.features.tools.registry.all().map((tool) => this.entryOf(tool));
+  }
+
+  /** One tool of the library, or undefined when the gateway has no tool by that name. */
+  toolEntry(name: string): ToolEntry | undefined {
+    const tool = this.features.tools.registry.get(name);
+    return tool && this.entryOf(tool);
+  }
+
+  /**
+   * Switches a tool on or off from the next turn on (its agents' tool sets
+   * are made again; a turn already running keeps the set it started with).
+   * The caller wrote the config file first. A tool an environment variable
+   * switches is refused (`tool_locked`, naming it): the variable would win.
+   */
+  setToolEnabled(name: string, enabled: boolean): ToolEntry {
+    this.switchableTool(name);
+    this.policy.setEnabled(name, enabled);
+    return this.toolEntry(name)!;
+  }
+
+  /** The tool's entry when its switch may change here; else `tool_not_found`, or `tool_locked` naming the variable that holds it. */
+  switchableTool(name: string): ToolEntry {
+    const entry = this.toolEntry(name);
+    if (!entry) throw new RequestError("tool_not_found", `there is no tool named ${JSON.stringify(name)}`);
+    if (entry.source === "env") {
+      throw new RequestError(
+        "tool_locked",
+        `${entry.envVar} sets whether "${entry.name}" is on, and it wins over the config file: unset it (and restart) to switch the tool here`,
+      );
+    }
+    return entry;
+  }
+
+  private entryOf(tool: AnyTool): ToolEntry {
+    const state = this.policy.stateOf(tool);
+    const agentApprovals: Record<string, Approval> = {};
+    for (const agent of this.agents.values()) {
+      const own = agent.approval?.[tool.name];
+      if (own !== undefined) agentApprovals[agent.id] = own;
+    }
+    return {
+      name: tool.name,
+      origin: this.features.tools.originOf(tool.name)!,
+      enabled: state.enabled,
+      source: state.source,
+      ...(state.variable === undefined ? {} : { envVar: state.variable }),
+      agents: [...this.agents.values()]
+        .filter((agent) => this.policy.effectiveTools(agent).some((offered) => offered.name === tool.name))
+        .map((agent) => agent.id)
+        .sort(),
+      approval: this.policy.configuredApproval(tool),
+      agentApprovals,
+    };
   }
 
   /** What a feature offers the program that embeds it, and tests (the todo feature's plan store); undefined when it is not installed. */

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { onTestFinished } from "vitest";
 import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
+import { configFileOf } from "../../src/config/config-file.js";
 import type { LoadedConfig } from "../../src/config/load.js";
 import { type Extensions, loadConfig } from "../../src/house.js";
 import { createApp } from "../../src/gateway/app.js";
@@ -149,6 +150,7 @@ function assemble(opts: HarnessOptions, dir: string, loaded: LoadedConfig, logge
     idempotency: { maxKeys: loaded.config.gateway.limits.idempotency_keys, maxBytes: loaded.config.gateway.limits.idempotency_bytes },
     responses: { maxResponses: loaded.config.gateway.limits.responses_kept, maxBytes: loaded.config.gateway.limits.responses_bytes },
     ...(opts.heartbeatTimer ? { heartbeatTimer: opts.heartbeatTimer } : {}),
+    configFile: configFileOf(loaded),
   });
   const request = async (p: string, init?: RequestInit) => app.request(p, init);
   return {

@@ -8,6 +8,7 @@ import { CHAT_ID, httpKey, newChatId, parseKey } from "./session-key.js";
 import { SessionList } from "./sessions.js";
 import { SubagentList } from "./subagents.js";
 import { askToken } from "./token.js";
+import { mountToolsPanel } from "./tools-panel.js";
 import { Transcript } from "./transcript.js";
 import { type AgentEntry, welcomeCard } from "./welcome.js";
 
@@ -42,6 +43,7 @@ const plan = new PlanPanel(
 );
 const subagentStop = byId("subagents-stop", HTMLButtonElement);
 const subagents = new SubagentList(byId("subagent-list", HTMLUListElement), byId("subagents-empty", HTMLParagraphElement), subagentStop);
+mountToolsPanel(api, byId("open-tools", HTMLButtonElement));
 const sessions = new SessionList(api, byId("session-list", HTMLUListElement), byId("sessions-note", HTMLParagraphElement), (key) => void openSession(key));
 
 /** Whether the page's own message runs, and whether a question waits for its answer (the composer then takes it). */
