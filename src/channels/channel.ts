@@ -15,8 +15,8 @@ import type { FeatureHost } from "../port/feature.js";
  * hands what the session delivers back to the transport.
  */
 
-/** What a channel needs of the runtime: messages in, what sessions deliver out, a log and a timer. */
-export const CHANNEL_CAPABILITIES = ["handleMessage", "subscribe", "logger", "timer"] as const;
+/** What a channel needs of the runtime: messages in, what sessions deliver out (and the model's text as it streams), pairings, a log and a timer. */
+export const CHANNEL_CAPABILITIES = ["handleMessage", "subscribe", "events", "pairings", "logger", "timer"] as const;
 export type ChannelHost = Pick<FeatureHost, (typeof CHANNEL_CAPABILITIES)[number]>;
 
 /** The chat app's side of sending. */
