@@ -7,6 +7,7 @@ import { incomingOf, isStart } from "./incoming.js";
 import { Poller } from "./polling.js";
 import { TelegramSender } from "./send.js";
 import { TelegramAsks } from "./asks.js";
+import { TelegramDraft } from "./stream.js";
 import type { FeatureHost } from "../../port/feature.js";
 import { APPROVED_TEXT, type ChannelGate } from "../../channels/pairing.js";
 
@@ -72,8 +73,14 @@ export class TelegramBot {
       askApproval: asks.askApproval.bind(asks),
       approvalResolved: asks.approvalResolved.bind(asks),
       askQuestion: asks.askQuestion.bind(asks),
+      draft: (chatId: string, signal: AbortSignal) =>
+        new TelegramDraft(
+          { client: this.client, sender, timer: host.timer, logger: host.logger, label, intervalMs: entry.streaming_interval_ms },
+          chatId,
+          signal,
+        ),
     };
-    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport, label });
+    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport, label, streaming: entry.streaming });
     this.relay = relay;
     this.poller = new Poller({
       client: this.client,
