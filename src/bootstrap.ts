@@ -43,6 +43,8 @@ export interface BootstrapOptions {
   timer?: Timer;
   /** The runtime's clock (default: the system's; tests move it). */
   clock?: Clock;
+  /** New pairing codes (default: random; tests give their own). */
+  pairingCodes?: () => string;
   /** Stops start-up (MCP servers that are starting are stopped); `prepare` then throws AbortedError. */
   signal?: AbortSignal;
   /**
@@ -128,6 +130,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       env: loaded.env,
       timer: opts.timer,
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.pairingCodes ? { pairingCodes: opts.pairingCodes } : {}),
       locations: locationsOf(loaded),
       // The OpenAI-compatible route's clients show text only: a call there that needs a person is denied, saying why.
       channelsWithoutAsking: [OPENAI_CHANNEL],

@@ -5,6 +5,7 @@ import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
 import { skillsFeature } from "./features/index.js";
 import { CronUsageError, cronCommand } from "./cron-cli.js";
+import { PairingUsageError, pairingCommand } from "./pairing-cli.js";
 import { table } from "./text-table.js";
 import { configFileOf } from "./config/config-file.js";
 import { DEFAULT_CONFIG_FILE, type LoadedConfig } from "./config/load.js";
@@ -34,6 +35,10 @@ Usage:
   picoclaw cron add --session KEY --message TEXT (--at S | --every S | --cron EXPR [--tz ZONE])
                                             schedule a message for a session (KEY, or a web session's name)
   picoclaw cron remove ID                   remove a scheduled job
+  picoclaw pairing list                     list the chat users waiting with a pairing code, and those let in
+  picoclaw pairing approve CODE             let the code's user in (the channel tells them)
+  picoclaw pairing deny CODE                drop a pairing code
+  picoclaw pairing revoke CHANNEL USER_ID   let a paired user out again
   picoclaw config check                     validate and print the effective config (secrets masked)
   picoclaw onboard                          make $PICOCLAW_HOME (~/.picoclaw): config.json, workspace/AGENT.md
                                             and empty prompt files; never overwrites a file
@@ -130,6 +135,13 @@ export async function runCli(io: CliIO): Promise<number> {
           return await cronCommand(loaded, log, io, { sub, rest: positionals.slice(2), ...values });
         } catch (error) {
           if (error instanceof CronUsageError) throw new UsageError(error.message);
+          throw error;
+        }
+      case "pairing":
+        try {
+          return await pairingCommand(loaded, log, io, { sub, rest: positionals.slice(2) });
+        } catch (error) {
+          if (error instanceof PairingUsageError) throw new UsageError(error.message);
           throw error;
         }
       case "skills":

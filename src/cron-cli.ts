@@ -35,7 +35,7 @@ export interface CronArgs {
 }
 
 /** What a gateway that does answer says is wrong (anything else from fetch: nothing answers there). */
-class GatewayAnswer extends Error {}
+export class GatewayAnswer extends Error {}
 
 /** A usage mistake: exit 2 with the usage text. */
 export class CronUsageError extends Error {}
@@ -112,8 +112,8 @@ function addBody(loaded: LoadedConfig, args: CronArgs): Record<string, unknown> 
   };
 }
 
-/** The running gateway's API, or undefined when nothing answers at the config's address. */
-async function viaGateway(loaded: LoadedConfig): Promise<Jobs | undefined> {
+/** Calls of the API of the gateway at the config's address, with its token (each limited to 5 s). */
+export function gatewayCaller(loaded: LoadedConfig): { base: string; call: (method: string, path: string, body?: unknown) => Promise<Response> } {
   const { host, port, token } = loaded.config.gateway;
   const where = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   const base = `http://${where}:${port}`;
@@ -124,6 +124,12 @@ async function viaGateway(loaded: LoadedConfig): Promise<Jobs | undefined> {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(5000),
     });
+  return { base, call };
+}
+
+/** The running gateway's API, or undefined when nothing answers at the config's address. */
+async function viaGateway(loaded: LoadedConfig): Promise<Jobs | undefined> {
+  const { base, call } = gatewayCaller(loaded);
   try {
     const probe = await call("GET", "/v1/cron");
     if (probe.status === 404) throw new GatewayAnswer("the gateway at that address has no /v1/cron (is cron switched off there?)");
@@ -188,7 +194,7 @@ async function inStore(loaded: LoadedConfig, log: { logger: Logger; redact: Reda
 }
 
 /** Whether fetch failed because nothing listens at the address. */
-function refused(error: unknown): boolean {
+export function refused(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     if ((e as NodeJS.ErrnoException).code === "ECONNREFUSED") return true;
     if (e instanceof AggregateError && e.errors.some(refused)) return true;
@@ -196,7 +202,7 @@ function refused(error: unknown): boolean {
   return false;
 }
 
-async function errorText(res: Response): Promise<string> {
+export async function errorText(res: Response): Promise<string> {
   try {
     const body = (await res.json()) as { error?: { message?: string } };
     return body.error?.message ?? res.statusText;

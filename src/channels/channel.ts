@@ -15,8 +15,8 @@ import type { FeatureHost } from "../port/feature.js";
  * hands what the session delivers back to the transport.
  */
 
-/** What a channel needs of the runtime: messages in, what sessions deliver out, a log and a timer. */
-export const CHANNEL_CAPABILITIES = ["handleMessage", "subscribe", "logger", "timer"] as const;
+/** What a channel needs of the runtime: messages in, what sessions deliver out (and the model's text as it streams), pairings, a log and a timer. */
+export const CHANNEL_CAPABILITIES = ["handleMessage", "subscribe", "events", "pairings", "logger", "timer"] as const;
 export type ChannelHost = Pick<FeatureHost, (typeof CHANNEL_CAPABILITIES)[number]>;
 
 /** The chat app's side of sending. */
@@ -25,8 +25,11 @@ export interface ChatTransport {
    * Sends a text to a chat the way the app wants it (split to its size,
    * formatted); resolves once sent or given up: it never rejects, and logs
    * its own failures (never with a secret). `signal` aborts it on shutdown.
+   * `from` says whose it is, for a delivery: `agent` (an answer), `command`
+   * (a slash command's reply), a tool's name (its output), `heartbeat`;
+   * undefined for the channel's own texts (a greeting, "busy").
    */
-  send(chatId: string, text: string, signal: AbortSignal): Promise<void>;
+  send(chatId: string, text: string, signal: AbortSignal, from?: string): Promise<void>;
   /** Shows the chat that the agent is working (Telegram's "typing"); best effort, never rejects. */
   working?(chatId: string, signal: AbortSignal): Promise<void>;
   /** Shows a tool call that waits for a person's decision, with a way to answer (Telegram: inline buttons); never rejects. */
@@ -35,6 +38,23 @@ export interface ChatTransport {
   approvalResolved?(chatId: string, resolved: ApprovalResolvedNotice, signal: AbortSignal): Promise<void>;
   /** Shows an ask_user question with its options (Telegram: a reply keyboard); the user's next message answers it. Never rejects. */
   askQuestion?(chatId: string, question: QuestionNotice, signal: AbortSignal): Promise<void>;
+  /** A reply shown as the model writes it (Telegram: one message, edited); used when the channel streams. */
+  draft?(chatId: string, signal: AbortSignal): ReplyDraft;
+}
+
+/**
+ * One reply being written, in a chat (README, "Streaming"). The relay
+ * gives it the text so far as it grows, lets it send when its turn in the
+ * chat's queue comes (`open`), and ends it with the whole text (`finish`).
+ * None of them throws or rejects; the draft logs its own failures.
+ */
+export interface ReplyDraft {
+  /** The reply so far (the whole of it, each time). */
+  update(text: string): void;
+  /** The draft may send now; resolves once its first message is out (or it has nothing to show yet). */
+  open(): Promise<void>;
+  /** The whole reply: shown in full (formatted, in more messages when it is long); resolves once sent or given up. */
+  finish(text: string): Promise<void>;
 }
 
 /** `approval.requested` as a channel shows it. */

@@ -1,7 +1,7 @@
 import { AbortedError, ModelError, PicoclawError, messageOf } from "../errors.js";
 import type { SessionItem } from "../port/feature.js";
 import { sessionKeyFor } from "../session/key.js";
-import type { ChannelHost, UserMessage, ChatTransport } from "./channel.js";
+import type { ChannelHost, ChatTransport, ReplyDraft, UserMessage } from "./channel.js";
 import { wait } from "./wait.js";
 
 /**
@@ -17,6 +17,14 @@ import { wait } from "./wait.js";
  * While messages of a chat are being answered, the transport shows the
  * chat that the agent works (every WORKING_EVERY_MS). Sends to one chat go
  * one at a time, in order.
+ *
+ * With `streaming` (and a transport that drafts), the model's text is shown
+ * as it is written: the first piece of a turn's text opens a draft in the
+ * chat (in order with the chat's other texts), each further piece updates
+ * it, and the turn's answer finishes it with the whole reply (instead of
+ * being sent again). Text written before tool calls is finished as it is
+ * when the first tool starts; a turn that ends without an answer (stopped,
+ * failed) leaves its draft finished with the text so far.
  *
  * Bounds (README, "Channels"): MAX_RUNNING_PER_CHAT and
  * MAX_RUNNING_PER_CHANNEL messages being answered or waiting their turn
@@ -46,6 +54,17 @@ export interface RelayOptions {
   transport: ChatTransport;
   /** How log lines name the channel (`telegram channel "telegram"`). */
   label: string;
+  /** Show replies as they are written (when the transport can draft). */
+  streaming?: boolean;
+}
+
+/** A turn's reply being drafted in a chat. */
+interface Draft {
+  readonly turnId: string;
+  readonly draft: ReplyDraft;
+  text: string;
+  /** The turn's answer, once it was delivered (the delivery that finishes the draft). */
+  answer: string | undefined;
 }
 
 interface Chat {
@@ -59,12 +78,17 @@ interface Chat {
   /** The last send; the next one goes after it. */
   sending: Promise<void>;
   stopWorking: (() => void) | undefined;
+  draft: Draft | undefined;
 }
 
 const STOP = /^\s*\/stop(?:\s|$)/i;
 
 export class ChatRelay {
   private readonly chats = new Map<string, Chat>();
+  /** The same chats by session key (for the runtime's events while streaming). */
+  private readonly bySession = new Map<string, Chat>();
+  /** Stops listening to the runtime's events. */
+  private readonly unlisten: (() => void)[] = [];
   private running = 0;
   private stopping = false;
   private closed = false;
@@ -76,7 +100,9 @@ export class ChatRelay {
   constructor(
     private readonly host: ChannelHost,
     private readonly opts: RelayOptions,
-  ) {}
+  ) {
+    if (opts.streaming && opts.transport.draft) this.listen();
+  }
 
   /** One message from a chat user the channel accepted; answered in the background, in arrival order per chat. */
   receive(message: UserMessage): void {
@@ -132,6 +158,8 @@ export class ChatRelay {
   async close(): Promise<void> {
     this.stopping = true;
     await Promise.allSettled([...this.answering]);
+    for (const stop of this.unlisten.splice(0)) stop();
+    for (const chat of this.chats.values()) this.finishDraft(chat);
     this.closed = true;
     for (const chat of this.chats.values()) chat.stopWorking?.();
     const deadline = new AbortController();
@@ -148,6 +176,7 @@ export class ChatRelay {
     deadline.abort();
     for (const chat of this.chats.values()) chat.unsubscribe();
     this.chats.clear();
+    this.bySession.clear();
   }
 
   /** The chat's state, subscribed to its session (what was kept for it is queued first); most recently used last. */
@@ -166,9 +195,11 @@ export class ChatRelay {
       queued: 0,
       sending: Promise.resolve(),
       stopWorking: undefined,
+      draft: undefined,
     };
     chat = made;
     this.chats.set(chatId, made);
+    this.bySession.set(made.sessionKey, made);
     made.unsubscribe = this.host.subscribe(made.sessionKey, (item) => this.delivered(made, item));
     this.trim();
     return made;
@@ -182,7 +213,9 @@ export class ChatRelay {
    */
   private delivered(chat: Chat, item: SessionItem): void {
     if (item.type === "delivery") {
-      if (item.text.trim() !== "") this.send(chat, item.text);
+      // The answer of the turn being drafted finishes the draft, whole.
+      if (chat.draft?.answer !== undefined && item.from === "agent" && item.text === chat.draft.answer) this.finishDraft(chat, item.text);
+      else if (item.text.trim() !== "") this.send(chat, item.text, item.from);
       return;
     }
     const { transport } = this.opts;
@@ -213,9 +246,9 @@ export class ChatRelay {
     this.send(chat, error instanceof ModelError ? `Sorry, I could not answer: ${error.message}` : FAILED_TEXT);
   }
 
-  private send(chat: Chat, text: string): void {
+  private send(chat: Chat, text: string, from?: string): void {
     const transport = this.opts.transport;
-    this.enqueue(chat, (signal) => transport.send(chat.id, text, signal));
+    this.enqueue(chat, (signal) => transport.send(chat.id, text, signal, from));
   }
 
   /** Queues something to send to the chat, after what is queued already (bounded by MAX_QUEUED_SENDS_PER_CHAT). */
@@ -233,6 +266,49 @@ export class ChatRelay {
         chat.queued--;
         this.trim();
       });
+  }
+
+  /** Listens to the model's text as it streams, and to what ends a draft (a tool starting, the answer, the turn's end). */
+  private listen(): void {
+    const { events } = this.host;
+    const drafted = (e: { sessionKey: string; turnId?: string | undefined }) => {
+      const chat = this.bySession.get(e.sessionKey);
+      return chat?.draft && chat.draft.turnId === e.turnId ? chat : undefined;
+    };
+    this.unlisten.push(
+      events.on("text.delta", (e) => {
+        const chat = this.bySession.get(e.sessionKey);
+        if (!chat || this.closed) return;
+        if (chat.draft && chat.draft.turnId !== e.turnId) this.finishDraft(chat);
+        if (!chat.draft) {
+          const draft = this.opts.transport.draft!(chat.id, this.sends.signal);
+          chat.draft = { turnId: e.turnId, draft, text: "", answer: undefined };
+          this.enqueue(chat, () => draft.open());
+        }
+        chat.draft.text += e.text;
+        chat.draft.draft.update(chat.draft.text);
+      }),
+      events.on("tool.start", (e) => {
+        const chat = drafted(e);
+        if (chat) this.finishDraft(chat);
+      }),
+      events.on("delivery", (e) => {
+        const chat = drafted(e);
+        if (chat && e.from === "agent") chat.draft!.answer = e.text;
+      }),
+      events.on("turn.end", (e) => {
+        const chat = drafted(e);
+        if (chat) this.finishDraft(chat);
+      }),
+    );
+  }
+
+  /** Ends the chat's draft, with the whole answer (or the text it has), in order with the chat's other texts. */
+  private finishDraft(chat: Chat, text?: string): void {
+    const drafting = chat.draft;
+    if (!drafting) return;
+    chat.draft = undefined;
+    this.enqueue(chat, () => drafting.draft.finish(text ?? drafting.text));
   }
 
   /** Shows the chat that the agent works, now and every WORKING_EVERY_MS, until its messages are answered. */
@@ -259,9 +335,10 @@ export class ChatRelay {
     if (this.chats.size <= MAX_IDLE_CHATS) return;
     for (const chat of this.chats.values()) {
       if (this.chats.size <= MAX_IDLE_CHATS) break;
-      if (chat.running > 0 || chat.queued > 0) continue;
+      if (chat.running > 0 || chat.queued > 0 || chat.draft) continue;
       chat.unsubscribe();
       this.chats.delete(chat.id);
+      this.bySession.delete(chat.sessionKey);
     }
   }
 }

@@ -30,6 +30,33 @@ export function channelEntry<const T extends string, S extends z.ZodRawShape>(ty
 /** The `agent` key every channel entry has; a channel type may place it among its own keys. */
 export const channelAgent = z.string().regex(AGENT_ID, "expected an agent id").optional().describe("The agent that answers (default: agents.default).");
 
+/**
+ * Who a chat channel answers besides `allow_from` (README, "Pairing"): a
+ * channel type spreads these keys into its entry. `allowlist`: nobody else
+ * (their messages are ignored). `pairing`: a user who writes in a private
+ * chat gets a pairing code and nothing else, until the owner approves it.
+ */
+export const DM_POLICIES = ["allowlist", "pairing"] as const;
+export const directMessageKeys = {
+  dm_policy: z
+    .enum(DM_POLICIES)
+    .default("allowlist")
+    .describe('Who is answered besides allow_from: "allowlist" (nobody) or "pairing" (an unknown user in a private chat gets a code the owner approves).'),
+  pairing_code_ttl_minutes: z.int().min(1).max(1440).default(60).describe("How long a pairing code can be approved (minutes)."),
+  pairing_max_pending: z
+    .int()
+    .min(1)
+    .max(100)
+    .default(3)
+    .describe("Pairing codes waiting at most in this channel; past it, unknown users get no code (and no reply) until one is approved, denied or expires."),
+};
+
+/** An entry's pairing keys as the runtime's pairings take them. */
+export const pairingRulesOf = (entry: { pairing_code_ttl_minutes: number; pairing_max_pending: number }) => ({
+  ttlMs: entry.pairing_code_ttl_minutes * 60_000,
+  maxPending: entry.pairing_max_pending,
+});
+
 /** What every channel entry has, whatever its type. */
 export interface ChannelEntry {
   name?: string | undefined;

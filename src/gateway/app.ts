@@ -16,6 +16,7 @@ import { type ResponseLimits, mountResponses } from "./openai/responses.js";
 import { eventsStream } from "./events-route.js";
 import { decideApproval, listApprovals } from "./approvals-route.js";
 import { historyPage } from "./history-route.js";
+import { mountPairing } from "./pairing-route.js";
 import { hostGuard } from "./host.js";
 import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
@@ -141,6 +142,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/v1/sessions/:key/approvals", (c) => listApprovals(c, runtime, sessionOf(c.req.param("key"))));
 
   app.post("/v1/sessions/:key/approvals/:id", (c) => decideApproval(c, runtime, sessionOf(c.req.param("key")), c.req.param("id")));
+
+  mountPairing(app, runtime);
 
   app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
 

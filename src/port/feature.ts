@@ -13,6 +13,7 @@ import type { Redact } from "../tools/redact.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Workspace } from "../workspace/workspace.js";
 import type { Approvals } from "./approvals.js";
+import type { Pairings } from "./pairings.js";
 import type { Command } from "./command.js";
 import type { EventBus } from "./events.js";
 import type { PromptSection } from "./prompt.js";
@@ -208,6 +209,8 @@ export interface FeatureHost {
   workspace(agentId: string): Promise<Workspace>;
   /** Tool calls and ask_user questions waiting for a person in a session, and how a person answers (a chat channel's buttons, the ask_user tool). */
   readonly approvals: Approvals;
+  /** Chat users let in by the owner, and the codes that wait for the owner (a channel with `dm_policy: "pairing"`). */
+  readonly pairings: Pairings;
   /** Folders beyond the workspaces the gateway knows of: PicoClaw's home, the skills shipped with the package. */
   readonly locations: Locations;
   /** The feature's own durable state (its namespace of the store's feature state): cron jobs, approvals. */

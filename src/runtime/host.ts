@@ -2,6 +2,7 @@ import type { AgentDefinition } from "../agents/agent.js";
 import type { ToolPolicy } from "../agents/policy.js";
 import type { Logger } from "../log.js";
 import type { Approvals } from "../port/approvals.js";
+import type { Pairings } from "../port/pairings.js";
 import type { EventBus } from "../port/events.js";
 import type { ChatInput, ChatOutcome, Clock, FeatureHost, Locations } from "../port/feature.js";
 import type { HistoryStore } from "../session/history.js";
@@ -42,6 +43,7 @@ export interface HostParts {
   processEnv: Readonly<Record<string, string>>;
   notify(sessionKey: string, event: string, data: Readonly<Record<string, unknown>>): void;
   approvals: Approvals;
+  pairings: Pairings;
   locations: Locations;
   /** The names chat channels give their sessions (channel_list). */
   chatChannels: ReadonlySet<string>;
@@ -80,6 +82,7 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     deliverLater: (agentId, sessionKey, delivery) => p.pipeline.deliverLater(agentId, sessionKey, delivery),
     notify: (sessionKey, event, data) => p.notify(sessionKey, event, data),
     approvals: p.approvals,
+    pairings: p.pairings,
     locations: p.locations,
     holdStop: (sessionKey) => p.pipeline.holdStop(sessionKey),
     track: (work) => p.work.track(work),

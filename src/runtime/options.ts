@@ -48,6 +48,8 @@ export interface RuntimeOptions {
   /** Times agents.defaults.turn_timeout_ms (default: real timers). */
   turnTimer?: Timer;
   ids?: () => string;
+  /** New pairing codes (8 of PAIRING_ALPHABET; default: random): tests give their own. */
+  pairingCodes?: () => string;
   logger?: Logger;
   /** The gateway's environment (after `.env` files): what processes features start inherit, scrubbed (see processEnvironment). Default: none. */
   env?: Env;

@@ -36,6 +36,8 @@ import { OneMessageSessions } from "./messages/one-message-sessions.js";
 import type { ConversationInput, MessageInput, MessageOutcome, RuntimeOptions, RuntimeStats, SessionSummary, ToolEntry, ToolOverview } from "./options.js";
 import { APPROVALS_NAMESPACE, ApprovalDesk } from "./approvals/desk.js";
 import type { Approvals } from "../port/approvals.js";
+import type { Pairings } from "../port/pairings.js";
+import { PAIRINGS_NAMESPACE, PairingBook } from "./pairing/book.js";
 import { isTransientKey, parseSessionKey } from "../session/key.js";
 import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
@@ -85,6 +87,8 @@ export class Runtime {
   private readonly control: SessionControl;
   /** Calls and questions waiting for a person. */
   private readonly desk: ApprovalDesk;
+  /** Chat users the owner let in, and the codes waiting for the owner. */
+  private readonly book: PairingBook;
   private closing = false;
 
   constructor(opts: RuntimeOptions) {
@@ -134,6 +138,12 @@ export class Runtime {
         }
         return undefined;
       },
+    });
+    this.book = new PairingBook({
+      state: stateView(this.state, PAIRINGS_NAMESPACE),
+      clock: this.clock,
+      logger: this.logger,
+      ...(opts.pairingCodes ? { codes: opts.pairingCodes } : {}),
     });
     this.lifecycle.register(this.desk);
     this.lifecycle.register(this.notes);
@@ -213,12 +223,14 @@ export class Runtime {
       processEnv: processEnvironment(opts.env ?? {}, opts.redact ?? noRedaction),
       notify,
       approvals: this.desk,
+      pairings: this.book,
       locations: opts.locations ?? {},
       chatChannels: new Set(this.config.channel_list.map((entry) => entry.name ?? entry.type)),
       handleMessage: (input) => this.handleMessage(input),
     });
     this.features.install(opts.features ?? [], host, this.config, [...(opts.tools ?? [])], (feature) => ({ state: stateView(this.state, feature.name) }), [
       APPROVALS_NAMESPACE,
+      PAIRINGS_NAMESPACE,
     ]);
     workspaces.allowRead(this.features.readPaths);
     for (const command of this.features.commands) this.commands.add(command);
@@ -250,6 +262,11 @@ export class Runtime {
       warnings.push(`approval requests left waiting by the last run could not be read: ${messageOf(error)}`);
     }
     return [...warnings, ...(await this.features.start())];
+  }
+
+  /** Chat users the owner let in, and the codes waiting for the owner (the pairing routes, `picoclaw pairing`). */
+  get pairings(): Pairings {
+    return this.book;
   }
 
   /** Calls and questions waiting for a person, and how a person answers them (the approvals route, the REPL). */

@@ -97,7 +97,7 @@ describe("the Telegram channel", () => {
   it("with an empty allow_from answers nobody, and says so at start-up", async () => {
     const { api, h } = await telegramGateway({ channel: { allow_from: [] } });
     expect(h.warnings).toContain(
-      'channel_list[0].allow_from is empty: telegram channel "telegram" answers nobody; list your Telegram user id there (README, "Channels")',
+      'channel_list[0].allow_from is empty: telegram channel "telegram" answers nobody; list your Telegram user id there, or set dm_policy "pairing" (README, "Channels")',
     );
     api.message("hi", ALICE);
     await eventually(() => expect(h.logger.lines.some((l) => l.message.includes("ignored a message from user 1001 (@alice)"))).toBe(true));

@@ -101,6 +101,8 @@ export interface HarnessOptions extends ProjectFiles {
   heartbeatTimer?: Timer;
   /** The runtime's clock (ManualClock: the test moves time). */
   clock?: Clock;
+  /** New pairing codes (default: random). */
+  pairingCodes?: () => string;
 }
 
 /** A whole gateway (config → agents → runtime → hono app) in-process, without a port. */
@@ -133,6 +135,7 @@ function setUp(opts: HarnessOptions) {
       ...(opts.models ? { models: opts.models } : {}),
       ...(opts.timer ? { timer: opts.timer } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.pairingCodes ? { pairingCodes: opts.pairingCodes } : {}),
     },
   };
 }

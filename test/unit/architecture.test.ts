@@ -35,7 +35,7 @@ function roomOf(file: string): Room {
   const [top] = file.split("/");
   if (["bytes.ts", "errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
   // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
-  if (["bootstrap.ts", "house.ts", "cli.ts", "cron-cli.ts", "text-table.ts", "main.ts", "repl.ts", "page.ts", "onboard.ts"].includes(file))
+  if (["bootstrap.ts", "house.ts", "cli.ts", "cron-cli.ts", "pairing-cli.ts", "text-table.ts", "main.ts", "repl.ts", "page.ts", "onboard.ts"].includes(file))
     return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";
@@ -118,7 +118,7 @@ const RULES: Record<Room, { may: readonly Room[]; why: string }> = {
 };
 
 /** The runtime's own rooms (`runtime/<room>/`; its two top files are `core`), and which of them each may import. */
-type RuntimeRoom = "core" | "context" | "turn" | "streams" | "messages" | "assembly" | "approvals";
+type RuntimeRoom = "core" | "context" | "turn" | "streams" | "messages" | "assembly" | "approvals" | "pairing";
 const RUNTIME_RULES: Record<RuntimeRoom, { may: readonly RuntimeRoom[]; why: string }> = {
   context: { may: [], why: "fitting a model call to its context window knows models and histories, nothing of turns" },
   turn: { may: ["context"], why: "a turn runs the model (each call fitted) and the tools, and knows nothing of messages or streams" },
@@ -126,7 +126,8 @@ const RUNTIME_RULES: Record<RuntimeRoom, { may: readonly RuntimeRoom[]; why: str
   messages: { may: ["turn", "streams"], why: "the way a message travels (command or turn, lock, stop switch, deliveries) uses turns and streams" },
   assembly: { may: [], why: "what the features contributed, collected once, knows only the port" },
   approvals: { may: [], why: "the desk where calls and questions wait for a person knows sessions, the tool gate and the port, nothing of turns" },
-  core: { may: ["context", "turn", "streams", "messages", "assembly", "approvals"], why: "the runtime and its options assemble the rooms" },
+  pairing: { may: [], why: "the book of chat users the owner let in and of codes waiting knows the feature state and the port, nothing of turns" },
+  core: { may: ["context", "turn", "streams", "messages", "assembly", "approvals", "pairing"], why: "the runtime and its options assemble the rooms" },
 };
 
 function runtimeRoomOf(file: string): RuntimeRoom {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { telegramHtml } from "../../src/features/telegram/html.js";
-import { MAX_MESSAGES_PER_TEXT, MESSAGE_LIMIT, messagesOf } from "../../src/features/telegram/send.js";
+import { EMPTY_PLAN_TEXT, MAX_MESSAGES_PER_TEXT, MESSAGE_LIMIT, markdownOf, messagesOf } from "../../src/features/telegram/send.js";
 import { parseHtml } from "../support/fake-telegram.js";
 
 describe("a long answer in Telegram", () => {
@@ -40,5 +40,26 @@ describe("Markdown as Telegram HTML", () => {
     for (const sample of samples) expect(parseHtml(telegramHtml(sample))).not.toHaveProperty("error");
     expect(parseHtml(telegramHtml("a\uE0001\uE001b"))).toEqual({ text: "a\uE0001\uE001b" });
     expect(parseHtml(telegramHtml("&amp; &lt; <b>"))).toEqual({ text: "&amp; &lt; <b>" });
+  });
+});
+
+describe("what a text is sent as", () => {
+  it("reads no Markdown inside code, and leaves HTML comments out (outside code only)", () => {
+    expect(telegramHtml("`**milk**` and ``a **b** `` and **c**")).toBe("<code>**milk**</code> and <code>a **b**</code> and <b>c</b>");
+    expect(telegramHtml('- [x] Draft <!-- {"id":"1"} -->\n`<!-- kept -->`')).toBe("• [x] Draft\n<code>&lt;!-- kept --&gt;</code>");
+  });
+
+  it("sends a JSON document as a code block, and nothing that only starts like one", () => {
+    expect(markdownOf(' {"a":"**milk**"}\n', "exec")).toBe('```json\n{"a":"**milk**"}\n```');
+    expect(telegramHtml(markdownOf('[{"a":"**milk**"}]', "agent"))).toBe('<pre><code class="language-json">[{"a":"**milk**"}]</code></pre>');
+    expect(markdownOf("[1, 2", "exec")).toBe("[1, 2");
+    expect(markdownOf("{not json} **b**", "agent")).toBe("{not json} **b**");
+  });
+
+  it("says a command's plan without tasks is empty, and only then", () => {
+    expect(markdownOf("# Todos", "command")).toBe(`# Todos\n${EMPTY_PLAN_TEXT}`);
+    expect(markdownOf("Plan updated.\n\n# Research\n\n# Build", "command")).toBe(`Plan updated.\n\n# Research\n\n# Build\n${EMPTY_PLAN_TEXT}`);
+    expect(markdownOf("# Research\n- [ ] read\n\n# Build", "command")).toBe("# Research\n- [ ] read\n\n# Build");
+    expect(markdownOf("# Summary", "agent")).toBe("# Summary");
   });
 });

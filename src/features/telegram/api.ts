@@ -19,6 +19,8 @@ export const REQUEST_TIMEOUT_S = 60;
 
 export interface TelegramApi {
   readonly api: Api;
+  /** The same client without retries: a streamed reply's edits (a later edit replaces one that failed). */
+  readonly direct: Api;
   /** An error of a Bot API call in words, without the token. */
   describe(error: unknown): string;
   /** Closes the kept-alive connections. */
@@ -32,6 +34,7 @@ export function telegramApi(opts: { token: string; apiRoot: string | undefined; 
   api.config.use(retryTransformer(opts.timer, opts.onRetry));
   return {
     api,
+    direct: new Api(opts.token, { apiRoot, timeoutSeconds: REQUEST_TIMEOUT_S, baseFetchConfig: { agent } }),
     describe: (error) => describeApiError(error, opts.token),
     dispose: () => agent.destroy(),
   };

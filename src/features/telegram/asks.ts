@@ -3,6 +3,7 @@ import type { ApprovalRequestNotice, ApprovalResolvedNotice, QuestionNotice } fr
 import type { Logger } from "../../log.js";
 import type { Approvals, Decision } from "../../port/approvals.js";
 import { sessionKeyFor } from "../../session/key.js";
+import type { ChannelGate } from "../../channels/pairing.js";
 import { type AllowList, senderLabel } from "./access.js";
 import { type TelegramApi, grammySignal } from "./api.js";
 import { escapeHtml } from "./html.js";
@@ -10,8 +11,8 @@ import { escapeHtml } from "./html.js";
 /**
  * What waits for a person, in a Telegram chat: a tool call that needs a
  * decision is a message with inline buttons (Allow, Deny, Allow for this
- * session); pressing one decides it, for users in `allow_from` only (any
- * other press is refused and logged). Once it is decided, anywhere (the
+ * session); pressing one decides it, for users in `allow_from` (or
+ * paired: README, "Pairing") only (any other press is refused and logged). Once it is decided, anywhere (the
  * page, the API, a timeout), the message is edited to say so, without its
  * buttons. An `ask_user` question comes with its options as a reply
  * keyboard; the user's answer is their next message, as any text is.
@@ -36,6 +37,8 @@ export interface AsksSetting {
   channel: string;
   agentId: string;
   allowed: AllowList;
+  /** Paired users may press the buttons too. */
+  gate: ChannelGate;
 }
 
 export class TelegramAsks {
@@ -90,14 +93,14 @@ export class TelegramAsks {
     }
   }
 
-  /** A press of an approval button: decided for a user in allow_from, refused for anyone else. Always answered (Telegram shows a spinner until then). */
+  /** A press of an approval button: decided for a user in allow_from (or paired), refused for anyone else. Always answered (Telegram shows a spinner until then). */
   async pressed(query: CallbackQuery, signal: AbortSignal): Promise<void> {
     const { approvals, allowed, logger, label, path } = this.s;
     const sender = { id: query.from.id, username: query.from.username };
     const match = CALLBACK.exec(query.data ?? "");
     const chatId = query.message ? String(query.message.chat.id) : undefined;
     let answer: string;
-    if (!allowed.allows(sender)) {
+    if (!(await this.s.gate.trusted(String(sender.id), allowed.allows(sender)))) {
       logger.warn(`${label}: refused an approval button pressed by user ${senderLabel(sender)}: not in ${path}.allow_from`);
       answer = "You may not answer this.";
     } else if (!match || chatId === undefined) {

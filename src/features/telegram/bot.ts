@@ -7,7 +7,9 @@ import { incomingOf, isStart } from "./incoming.js";
 import { Poller } from "./polling.js";
 import { TelegramSender } from "./send.js";
 import { TelegramAsks } from "./asks.js";
+import { TelegramDraft } from "./stream.js";
 import type { FeatureHost } from "../../port/feature.js";
+import { APPROVED_TEXT, type ChannelGate } from "../../channels/pairing.js";
 
 /** What the channel knows before its bot runs: its name and label, its config path, its agent and who may write. */
 export interface BotSetting {
@@ -17,6 +19,7 @@ export interface BotSetting {
   path: string;
   agent: { id: string; name: string; description: string };
   allowed: AllowList;
+  gate: ChannelGate;
 }
 
 /**
@@ -34,9 +37,16 @@ export class TelegramBot {
   private readonly allowedIds: string[];
   /** Aborts answers to button presses still under way when the bot stops. */
   private readonly presses = new AbortController();
+  private readonly host: ChannelHost;
+  private readonly setting: BotSetting;
+  private stopApproved: () => void = () => {};
+  /** Messages are let in in the order they came, each after the pairings answered for the one before. */
+  private admitting: Promise<void> = Promise.resolve();
 
   constructor(host: ChannelHost & Pick<FeatureHost, "approvals">, setting: BotSetting) {
-    const { entry, name, label, path, agent, allowed } = setting;
+    const { entry, name, label, path, agent, allowed, gate } = setting;
+    this.host = host;
+    this.setting = setting;
     this.allowedIds = entry.allow_from.map((id) => String(id).trim()).filter((id) => /^\d+$/.test(id));
     this.client = telegramApi({
       token: entry.token,
@@ -54,6 +64,7 @@ export class TelegramBot {
       channel: name,
       agentId: agent.id,
       allowed,
+      gate,
     });
     this.asks = asks;
     const transport = {
@@ -62,8 +73,14 @@ export class TelegramBot {
       askApproval: asks.askApproval.bind(asks),
       approvalResolved: asks.approvalResolved.bind(asks),
       askQuestion: asks.askQuestion.bind(asks),
+      draft: (chatId: string, signal: AbortSignal) =>
+        new TelegramDraft(
+          { client: this.client, sender, timer: host.timer, logger: host.logger, label, intervalMs: entry.streaming_interval_ms },
+          chatId,
+          signal,
+        ),
     };
-    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport, label });
+    const relay = new ChatRelay(host, { channel: name, agentId: agent.id, transport, label, streaming: entry.streaming });
     this.relay = relay;
     this.poller = new Poller({
       client: this.client,
@@ -78,23 +95,45 @@ export class TelegramBot {
         }
         const incoming = incomingOf(update, me.username);
         if (!incoming) return;
-        if (!allowed.allows(incoming.sender)) {
-          host.logger.warn(`${label}: ignored a message from user ${senderLabel(incoming.sender)} in chat ${incoming.chatId}: not in ${path}.allow_from`);
-          return;
-        }
-        if (isStart(incoming.text)) relay.reply(incoming.chatId, greeting(agent));
-        else relay.receive(incoming);
+        const { sender, chatId, direct } = incoming;
+        const listed = allowed.allows(sender);
+        const user = { id: String(sender.id), ...(sender.username ? { name: `@${sender.username}` } : {}), label: senderLabel(sender) };
+        // Updates are handled in order: one waiting for the pairings keeps the next behind it (a paired user's messages stay in order).
+        const admitted = listed ? undefined : gate.admit(user, { listed, direct, chatId });
+        this.admitting = this.admitting.then(async () => {
+          const admission = admitted ? await admitted : { admit: true as const };
+          if (!admission.admit) {
+            if (admission.reply) relay.reply(chatId, admission.reply);
+            return;
+          }
+          if (isStart(incoming.text)) relay.reply(chatId, greeting(agent));
+          else relay.receive(incoming);
+        });
       },
     });
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     // The private chats of the users let in by id: what their sessions get from elsewhere (a heartbeat) is sent at once.
     for (const id of this.allowedIds) this.relay.watch(id);
+    const { gate, name, label } = this.setting;
+    if (gate.pairing) {
+      try {
+        for (const user of await this.host.pairings.paired(name)) this.relay.watch(user.userId);
+      } catch (error) {
+        this.host.logger.warn(`${label}: could not read the paired users (${error instanceof Error ? error.message : String(error)})`);
+      }
+      // A user the owner approves (in this gateway: the CLI and the API go through it) is told they are in.
+      this.stopApproved = this.host.pairings.onApproved(name, (user) => {
+        this.host.logger.info(`${label}: user ${user.userId} was approved; telling them`);
+        this.relay.reply(user.userId, APPROVED_TEXT);
+      });
+    }
     return this.poller.start();
   }
 
   async stop(): Promise<void> {
+    this.stopApproved();
     this.relay.stop();
     this.presses.abort();
     await this.poller.stop();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { channelAgent, channelEntry } from "../../config/channel-schema.js";
+import { channelAgent, channelEntry, directMessageKeys } from "../../config/channel-schema.js";
 
 /** A `channel_list` entry of type `telegram` (README, "Channels"). */
 
@@ -29,9 +29,21 @@ export const telegramChannelSchema = channelEntry("telegram", {
   allow_from: z
     .array(z.union([z.int().min(1), z.string().regex(TELEGRAM_USER, ALLOWED_USER)], { error: ALLOWED_USER }))
     .max(10_000)
-    .describe("Telegram user ids (numbers) or usernames whose messages are answered; anyone else is ignored. Empty: nobody."),
+    .describe(
+      "Telegram user ids (numbers) or usernames whose messages are answered; anyone else is ignored (or, with dm_policy pairing, given a pairing code).",
+    ),
+  ...directMessageKeys,
   agent: channelAgent,
-  streaming: z.boolean().default(false).describe("Not yet: replies are sent whole (tool outputs as they happen)."),
+  streaming: z
+    .boolean()
+    .default(false)
+    .describe("Show a reply as the model writes it: one message, edited as the text arrives (at most once per streaming_interval_ms)."),
+  streaming_interval_ms: z
+    .int()
+    .min(500)
+    .max(60_000)
+    .default(1000)
+    .describe("While a reply streams, the least time between two edits of its message in one chat (Telegram limits how often a bot may edit)."),
   api_root: z
     .string()
     .refine(isApiRoot, "expected an http(s) URL without query, such as https://api.telegram.org")

@@ -1,6 +1,8 @@
 import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
 import type { ChannelType } from "../../port/channel-type.js";
 import { defineFeature } from "../../port/feature.js";
+import { ChannelGate } from "../../channels/pairing.js";
+import { pairingRulesOf } from "../../config/channel-schema.js";
 import { AllowList } from "./access.js";
 import type { TelegramBot } from "./bot.js";
 import { type TelegramChannelConfig, telegramChannelSchema } from "./config.js";
@@ -8,7 +10,8 @@ import { telegramFromPicoclaw } from "./picoclaw.js";
 
 /**
  * A Telegram bot as a chat channel (README, "Channels"): grammY's client,
- * long polling, `allow_from`, and the relay every channel shares. Each chat
+ * long polling, `allow_from` (and pairing: channels/pairing.ts), and the
+ * relay every channel shares. Each chat
  * is a session `agent:<agent>:<name>:<chat id>` (name: `telegram` unless
  * the entry says otherwise); slash commands are ordinary text for the
  * runtime, except Telegram's `/start`, answered with a greeting. The bot
@@ -28,9 +31,12 @@ export const telegramChannel: ChannelType = {
       setup(host) {
         const agent = host.agent(entry.agent ?? host.defaultAgentId);
         const allowed = new AllowList(entry.allow_from);
+        const gate = new ChannelGate(host, { channel: name, label, path, policy: entry.dm_policy, rules: pairingRulesOf(entry), app: "Telegram" });
         const warnings: string[] = [];
-        if (allowed.empty) warnings.push(`${path}.allow_from is empty: ${label} answers nobody; list your Telegram user id there (README, "Channels")`);
-        if (entry.streaming) warnings.push(`${path}.streaming: not yet: replies are sent whole (a tool's output as soon as the tool is done)`);
+        if (allowed.empty && entry.dm_policy === "allowlist")
+          warnings.push(
+            `${path}.allow_from is empty: ${label} answers nobody; list your Telegram user id there, or set dm_policy "pairing" (README, "Channels")`,
+          );
         let bot: TelegramBot | undefined;
         let stopped = false;
         return {
@@ -39,7 +45,7 @@ export const telegramChannel: ChannelType = {
             const { TelegramBot } = await import("./bot.js");
             // A stop that came while the module loaded: the bot never starts.
             if (stopped) return;
-            bot = new TelegramBot(host, { entry, name, label, path, agent, allowed });
+            bot = new TelegramBot(host, { entry, name, label, path, agent, allowed, gate });
             await bot.start();
           },
           stop: async () => {

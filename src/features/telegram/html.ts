@@ -3,9 +3,12 @@
  * "HTML"): `**bold**`/`__bold__`, `*italic*`/`_italic_`, `~~strike~~`,
  * `` `code` ``, fenced code blocks (with their language), `[text](url)`
  * links (http, https, tg, mailto), headings as bold lines, `>` quotes as
- * blockquotes, list bullets as `•`. Everything else is text, with `&`, `<`
- * and `>` escaped. What Telegram still refuses (markers that cross each
- * other) is sent again as plain text by the sender.
+ * blockquotes, list bullets as `•`. HTML comments (`<!-- ... -->` on one
+ * line, outside code) are left out, as a Markdown viewer hides them.
+ * Nothing inside code (spans and fenced blocks) is read as Markdown.
+ * Everything else is text, with `&`, `<` and `>` escaped. What Telegram
+ * still refuses (markers that cross each other) is sent again as plain
+ * text by the sender.
  */
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)[^`]*$/;
@@ -68,6 +71,7 @@ function inline(text: string): string {
   const keep = (html: string) => `${MARK}${kept.push(html) - 1}${MARK_END}`;
   let rest = text.replace(/[\uE000\uE001]/g, (c) => `&#${c.charCodeAt(0)};`);
   rest = rest.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_all, _ticks: string, code: string) => keep(`<code>${escapeHtml(code.trim() || code)}</code>`));
+  rest = rest.replace(/\s*<!--[\s\S]*?-->/g, "");
   rest = rest.replace(/\[([^\]\n]+)\]\(((?:https?:\/\/|tg:\/\/|mailto:)[^\s()]+)\)/g, (_all, label: string, url: string) =>
     keep(`<a href="${escapeAttribute(url)}">${escapeHtml(label)}</a>`),
   );

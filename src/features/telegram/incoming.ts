@@ -14,6 +14,8 @@ export interface Incoming {
   chatId: string;
   sender: Sender;
   text: string;
+  /** A private chat with the bot (not a group). */
+  direct: boolean;
 }
 
 const ADDRESSED = /^(\/[A-Za-z0-9_]+)@([A-Za-z0-9_]+)(?=\s|$)/;
@@ -31,7 +33,12 @@ export function incomingOf(update: Update, botUsername: string): Incoming | null
     if (rest === "" || /^\s/.test(rest)) text = rest.trimStart();
   }
   if (text.trim() === "") return null;
-  return { chatId: String(message.chat.id), sender: { id: message.from.id, username: message.from.username }, text };
+  return {
+    chatId: String(message.chat.id),
+    sender: { id: message.from.id, username: message.from.username },
+    text,
+    direct: message.chat.type === "private",
+  };
 }
 
 /** Telegram's `/start` (sent when a user opens the bot), with or without a deep-link payload. */

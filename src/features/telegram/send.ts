@@ -10,14 +10,18 @@ import { telegramHtml } from "./html.js";
  * several messages, split at line boundaries (split.ts), at most
  * MAX_MESSAGES_PER_TEXT of them (the last one then says how much was left
  * out). Each goes as Telegram HTML (html.ts); one Telegram refuses to
- * parse goes again as the plain text it came from.
+ * parse goes again as the plain text it came from. A text that is a JSON
+ * document as a whole (a tool's output, mostly) goes as a code block, so
+ * nothing in it is read as Markdown (`**milk**` in a JSON string stays
+ * `**milk**`); a command's reply that ends with headings and nothing under
+ * any of them (`/todo` of an empty plan: `# Todos`) says the plan is empty.
  */
 
 /** Telegram's limit: characters of a message's text (after its entities are parsed). */
 export const MESSAGE_LIMIT = 4096;
 export const MAX_MESSAGES_PER_TEXT = 20;
 
-const UNPARSABLE = /can't parse entities/i;
+export const UNPARSABLE = /can't parse entities/i;
 
 export class TelegramSender implements ChatTransport {
   constructor(
@@ -26,8 +30,8 @@ export class TelegramSender implements ChatTransport {
     private readonly label: string,
   ) {}
 
-  async send(chatId: string, text: string, signal: AbortSignal): Promise<void> {
-    for (const chunk of messagesOf(text)) {
+  async send(chatId: string, text: string, signal: AbortSignal, from?: string): Promise<void> {
+    for (const chunk of messagesOf(markdownOf(text, from))) {
       try {
         await this.sendOne(chatId, chunk, signal);
       } catch (error) {
@@ -46,7 +50,8 @@ export class TelegramSender implements ChatTransport {
     }
   }
 
-  private async sendOne(chatId: string, markdown: string, signal: AbortSignal): Promise<void> {
+  /** One message (at most MESSAGE_LIMIT characters of Markdown) as Telegram HTML, or as plain text when Telegram cannot parse that; throws what Telegram answered otherwise. */
+  async sendOne(chatId: string, markdown: string, signal: AbortSignal): Promise<void> {
     const api = this.client.api;
     try {
       await api.sendMessage(chatId, telegramHtml(markdown), { parse_mode: "HTML" }, grammySignal(signal));
@@ -54,6 +59,37 @@ export class TelegramSender implements ChatTransport {
       if (!(error instanceof GrammyError && error.error_code === 400 && UNPARSABLE.test(error.description))) throw error;
       await api.sendMessage(chatId, markdown, {}, grammySignal(signal));
     }
+  }
+}
+
+export const EMPTY_PLAN_TEXT = "The plan is empty.";
+const HEADING = /^ {0,3}#{1,6}[ \t]+\S/;
+/** The most characters read to tell whether a text is JSON. */
+const MAX_JSON_CHECK = 1024 * 1024;
+
+/** What a text is sent as, in Markdown: a JSON document as a code block; a command's reply ending in a bare heading (an empty plan) saying so. */
+export function markdownOf(text: string, from?: string): string {
+  if (isJsonDocument(text)) return `\`\`\`json\n${text.trim()}\n\`\`\``;
+  if (from === "command" && onlyHeadings(text)) return `${text.trimEnd()}\n${EMPTY_PLAN_TEXT}`;
+  return text;
+}
+
+/** Whether the text ends with headings and nothing under any of them (after its first heading: only headings and blank lines). */
+function onlyHeadings(text: string): boolean {
+  const lines = text.split("\n");
+  const first = lines.findIndex((line) => HEADING.test(line));
+  return first >= 0 && (first === 0 || lines[first - 1]!.trim() === "") && lines.slice(first).every((line) => line.trim() === "" || HEADING.test(line));
+}
+
+/** Whether the whole text is a JSON object or array. */
+function isJsonDocument(text: string): boolean {
+  const trimmed = text.trim();
+  if (trimmed.length > MAX_JSON_CHECK || !/^[[{]/.test(trimmed) || !/[\]}]$/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
   }
 }
 
