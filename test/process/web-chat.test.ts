@@ -8,7 +8,9 @@
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APPROVED_TEXT } from "../../src/channels/pairing.js";
 import { type PageRig, answeredElsewhere, browserTests, startPageRig, viewOf } from "../support/browser.js";
+import { FakeBotApi } from "../support/fake-telegram.js";
 import { call } from "../support/scripted-openai.js";
 import { eventually } from "../support/wait.js";
 
@@ -53,11 +55,15 @@ const { run, chromium } = browserTests();
 
 describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
   let rig: PageRig;
+  let telegram: FakeBotApi;
   const problems: string[] = [];
+  const TELEGRAM_TOKEN = "123456:WEBCHAT-secret_token-abc";
 
   beforeAll(async () => {
+    telegram = await FakeBotApi.start(TELEGRAM_TOKEN);
     rig = await startPageRig("web-chat", chromium, {
       config: {
+        channel_list: [{ type: "telegram", token: TELEGRAM_TOKEN, allow_from: [], api_root: telegram.url, dm_policy: "pairing" }],
         tools: { plugins: ["./tools/show.js"], todo: { enabled: true } },
         model_list: [{ model_name: "local", provider: "builtin", model: "scripted" }],
       },
@@ -73,6 +79,7 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
 
   afterAll(async () => {
     await rig?.close();
+    await telegram?.close();
     expect(problems.join("\n")).toBe("");
   });
 
@@ -112,8 +119,8 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
   it("an empty session greets with the agent and its model; on the built-in model its examples send with one click, and the answer streams in pieces", async () => {
     const page = await open("agent:offline:http:first");
     const card = page.locator("#transcript > li.welcome");
-    await expect(card.locator("h2").innerText()).resolves.toBe("Hello, this is Offline helper");
-    const text = await card.innerText();
+    await expect(card.locator("h2").textContent()).resolves.toBe("Hello, this is Offline helper");
+    const text = await card.textContent();
     expect(text).toContain("Model: local (builtin)");
     expect(text).toContain("built-in offline model");
     expect(text).toContain("CALL <tool> <json arguments>");
@@ -149,12 +156,12 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     await eventually(async () => expect(await lastAgentText(page)).toContain("Packing list"));
     await settled(page);
     const reply = page.locator("#transcript li.agent .md").last();
-    expect(await reply.locator("h2").innerText()).toBe("Packing list");
+    expect(await reply.locator("h2").textContent()).toBe("Packing list");
     expect(await reply.locator("ol > li").allInnerTexts()).toEqual(["boots and socks", "a map"]);
-    expect(await reply.locator("strong").innerText()).toBe("boots");
+    expect(await reply.locator("strong").textContent()).toBe("boots");
     expect(await reply.locator("table th").allInnerTexts()).toEqual(["item", "weight"]);
-    expect(await reply.locator(".code-block .lang").innerText()).toBe("python");
-    expect((await reply.locator(".code-block pre code").innerText()).trimEnd()).toBe("print('ready')");
+    expect(await reply.locator(".code-block .lang").textContent()).toBe("python");
+    expect((await reply.locator(".code-block pre code").textContent())?.trimEnd()).toBe("print('ready')");
     const font = await reply.locator(".code-block pre code").evaluate((element) => getComputedStyle(element).fontFamily);
     expect(font).toMatch(/mono/i);
     const link = reply.locator("a", { hasText: "the guide" });
@@ -162,18 +169,18 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     expect(await link.getAttribute("rel")).toBe("noopener noreferrer");
     expect(await link.getAttribute("target")).toBe("_blank");
     await reply.locator(".code-block button.copy").click();
-    await eventually(async () => expect(await reply.locator(".code-block button.copy").innerText()).toBe("Copied"));
+    await eventually(async () => expect(await reply.locator(".code-block button.copy").textContent()).toBe("Copied"));
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("print('ready')");
     await shot(page, "2-markdown");
 
     await send(page, [call("show", { text: "**bold** tool text\n\n- a\n- b" }), call("show", { text: '{"todos":[{"content":"**milk**"}]}' })].join("\n"));
     await eventually(async () => expect((await viewOf(page)).transcript.filter((item) => item.kind === "tool-output")).toHaveLength(2));
     const outputs = page.locator("#transcript li.tool-output .md");
-    expect(await outputs.nth(0).locator("strong").innerText()).toBe("bold");
+    expect(await outputs.nth(0).locator("strong").textContent()).toBe("bold");
     expect(await outputs.nth(0).locator("ul > li").allInnerTexts()).toEqual(["a", "b"]);
     // JSON is data: shown as code, its ** untouched.
-    expect(await outputs.nth(1).locator(".code-block .lang").innerText()).toBe("json");
-    expect(await outputs.nth(1).locator("pre code").innerText()).toContain('"content": "**milk**"');
+    expect(await outputs.nth(1).locator(".code-block .lang").textContent()).toBe("json");
+    expect(await outputs.nth(1).locator("pre code").textContent()).toContain('"content": "**milk**"');
     expect(await outputs.nth(1).locator("strong").count()).toBe(0);
     await shot(page, "3-tool-output");
     await page.context().close();
@@ -272,7 +279,7 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     await page.reload();
     await eventually(async () => expect((await viewOf(page)).status).toBe("live"));
     expect(await rows()).toEqual(live);
-    expect(await page.locator("#transcript li.tool-output strong").first().innerText()).toBe("output");
+    expect(await page.locator("#transcript li.tool-output strong").first().textContent()).toBe("output");
     await shot(page, "7-after-reload");
     await page.context().close();
   });
@@ -283,7 +290,7 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     await send(page, "SAY it worked the second time");
     await eventually(async () => expect((await viewOf(page)).transcript.at(-1)?.kind).toBe("error"));
     expect(await page.locator("#banner").isVisible()).toBe(true);
-    expect(await page.locator("#banner").innerText()).toContain("The gateway is not answering.");
+    expect(await page.locator("#banner").textContent()).toContain("The gateway is not answering.");
     await shot(page, "8-error-retry");
     await page.unroute("**/v1/chat");
     await page.locator("#transcript li.error button.retry").click();
@@ -300,7 +307,7 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     expect(await page.locator("#plan-markdown").getAttribute("placeholder")).toContain("# A phase");
     await page.locator("#plan-markdown").fill("# Research\n- [x] Read the docs\n- [/] Try the API\n\n# Build\n- [ ] Write the code");
     await page.locator("#plan-save").click();
-    await eventually(async () => expect(await page.locator("#plan-result").innerText()).toBe("Saved: 2 phases, 3 tasks."));
+    await eventually(async () => expect(await page.locator("#plan-result").textContent()).toBe("Saved: 2 phases, 3 tasks."));
     const view = await viewOf(page);
     expect(view.plan.map((phase) => [phase.phase, phase.tasks.map((task) => task.text)])).toEqual([
       ["Research", ["Read the docs", "Try the API"]],
@@ -328,7 +335,7 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     await list.locator("#plan-markdown").fill("# Now\n- [x] Book the train (priority: high)\n# Later\n- [/] Pack");
     await list.locator("#plan-save").click();
     await eventually(async () =>
-      expect(await list.locator("#plan-result").innerText()).toMatch(
+      expect(await list.locator("#plan-result").textContent()).toMatch(
         /^Saved: 1 phase, 2 tasks\. This agent keeps its plan as one list, so the headings \("Now", "Later"\) were not kept/,
       ),
     );
@@ -341,5 +348,25 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     expect(await list.locator("#plan-markdown").inputValue()).not.toContain("<!--");
     await shot(list, "10-list-mobile");
     await list.context().close();
+  });
+
+  it("Access lists who waits with a pairing code; Approve lets them in, and they are told so on their channel", async () => {
+    const carol = { id: 3003, username: "carol" };
+    telegram.message("hello, may I?", carol);
+    await eventually(async () => expect(telegram.textsIn(carol.id).join("\n")).toMatch(/Pairing code: [A-HJ-NP-Z2-9]{8}/));
+    const page = await open("agent:main:http:access");
+    const opener = page.locator("#open-pairing");
+    await eventually(async () => expect(await opener.isVisible()).toBe(true));
+    expect(await page.locator("#pairing-count").textContent()).toBe("1");
+    await opener.click();
+    const row = page.locator("#pairing-dialog li.pairing").first();
+    await eventually(async () => expect(await row.locator(".tool-name").textContent()).toBe("@carol (3003)"));
+    await shot(page, "11-access-waiting");
+    await row.getByRole("button", { name: "Approve" }).click();
+    await eventually(async () => expect(telegram.textsIn(carol.id)).toContain(APPROVED_TEXT));
+    await eventually(async () => expect(await page.locator("#pairing-dialog ul[aria-label='Let in'] .tool-name").allTextContents()).toEqual(["@carol (3003)"]));
+    expect(await page.locator("#pairing-count").textContent()).toBe("");
+    await shot(page, "12-access-approved");
+    await page.context().close();
   });
 });

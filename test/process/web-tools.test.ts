@@ -86,6 +86,8 @@ describe.skipIf(!run)("the chat page's Tools panel in Chromium", () => {
     await shot(page, "2-todo-on-desktop");
     await page.locator("#tools-dialog .tools-close").click();
     await expect(page.locator("#tools-dialog").isVisible()).resolves.toBe(false);
+    // The page follows the switch at once: the plan column no longer says the agent has no todo tool.
+    await eventually(async () => expect(await page.locator("#plan-empty").textContent()).toBe("No plan yet."));
 
     // The next message calls todo: the plan panel draws what it wrote.
     await page.locator("#message").fill(

@@ -47,7 +47,7 @@ describe("a discord channel_list entry", () => {
         channel_list: [
           entry({
             token: "Bot abc",
-            allow_from: [100000000000000001, "Al ice"],
+            allow_from: [100000000000000000, "Al ice"],
             group_trigger: { mention_only: "yes", prefixes: ["!"] },
             api_root: "ftp://x",
             gateway_url: "ws://x",

@@ -102,6 +102,11 @@ export class Conversation {
     void this.watch(session, watching.signal);
   }
 
+  /** The first screen again (the agent's tools changed while nothing was said yet). */
+  showWelcome(): void {
+    if (this.session && this.parts.transcript.empty) this.parts.welcome();
+  }
+
   close(): void {
     this.watching?.abort();
     this.watching = undefined;

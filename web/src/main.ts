@@ -3,6 +3,7 @@ import { AskCards } from "./asks.js";
 import { Conversation } from "./conversation.js";
 import { byId } from "./dom.js";
 import { Follower } from "./follow.js";
+import { mountPairingPanel } from "./pairing-panel.js";
 import { PlanPanel } from "./plan.js";
 import { CHAT_ID, httpKey, newChatId, parseKey } from "./session-key.js";
 import { SessionList } from "./sessions.js";
@@ -43,7 +44,9 @@ const plan = new PlanPanel(
 );
 const subagentStop = byId("subagents-stop", HTMLButtonElement);
 const subagents = new SubagentList(byId("subagent-list", HTMLUListElement), byId("subagents-empty", HTMLParagraphElement), subagentStop);
-mountToolsPanel(api, byId("open-tools", HTMLButtonElement));
+// A switched tool changes what the agents are offered: their list is read again, and the open session's plan column and first screen follow.
+const toolsPanel = mountToolsPanel(api, byId("open-tools", HTMLButtonElement), () => void agentsChanged());
+mountPairingPanel(api, byId("open-pairing", HTMLButtonElement), byId("pairing-count", HTMLSpanElement));
 const sessions = new SessionList(api, byId("session-list", HTMLUListElement), byId("sessions-note", HTMLParagraphElement), (key) => void openSession(key));
 
 /** Whether the page's own message runs, and whether a question waits for its answer (the composer then takes it). */
@@ -77,7 +80,14 @@ conversation = new Conversation({
   reachable: (reason, retryInMs) => showReachable(reason, retryInMs),
   welcome: () => {
     const agent = agents.find((entry) => entry.id === conversation.session?.agent);
-    if (agent && message.disabled === false) transcript.showWelcome(welcomeCard(agent, (text) => sendNow(text)));
+    if (agent && message.disabled === false)
+      transcript.showWelcome(
+        welcomeCard(
+          agent,
+          (text) => sendNow(text),
+          () => toolsPanel.open(),
+        ),
+      );
   },
 });
 
@@ -113,6 +123,20 @@ let agents: AgentEntry[] = [];
 
 function showError(error: unknown): void {
   transcript.error(error instanceof ApiError ? error.code : "error", error instanceof Error ? error.message : String(error));
+}
+
+/** Reads the agents again (after a tool switch): the open session's plan column, and its first screen when it shows one. */
+async function agentsChanged(): Promise<void> {
+  try {
+    agents = (await api.json<{ agents: AgentEntry[] }>("v1/agents")).agents;
+  } catch {
+    return;
+  }
+  const session = conversation.session;
+  if (!session) return;
+  const tools = agents.find((agent) => agent.id === session.agent)?.tools;
+  plan.setAvailable(tools === undefined || tools.includes("todo"));
+  if (transcript.empty) conversation.showWelcome();
 }
 
 /** Opens a session by key: the URL's fragment keeps it across reloads. */

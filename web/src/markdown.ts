@@ -102,7 +102,10 @@ export function isJsonText(text: string): boolean {
 
 /** A tool's output for the user: JSON as a json code block, any other text as Markdown. */
 export function renderToolText(target: HTMLElement, text: string): void {
-  if (!isJsonText(text)) return renderMarkdown(target, text);
+  if (!isJsonText(text)) {
+    renderMarkdown(target, text);
+    return;
+  }
   const pretty = JSON.stringify(JSON.parse(text), null, 2);
   const code = h("code", { class: "language-json", text: pretty });
   target.replaceChildren(codeBlock(h("pre", {}, code)));

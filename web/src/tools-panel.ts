@@ -35,8 +35,13 @@ function agentsText(tool: ToolInfo): string {
   return "On, but offered to no agent (their tools lists or settings leave it out)";
 }
 
-/** The panel's dialog, built once, opened by `opener`. */
-export function mountToolsPanel(api: Api, opener: HTMLButtonElement): void {
+/** The panel, for the rest of the page: open it (the first screen's "Switch it on in Tools"). */
+export interface ToolsPanel {
+  open(): void;
+}
+
+/** The panel's dialog, built once, opened by `opener`; `changed` is told after a switch took (the agents' tool lists changed). */
+export function mountToolsPanel(api: Api, opener: HTMLButtonElement, changed: () => void = () => {}): ToolsPanel {
   const list = h("ul", { class: "tool-list", attrs: { "aria-labelledby": "tools-heading" } });
   const summary = h("p", { class: "note tools-summary", attrs: { role: "status" } });
   const close = h("button", { class: "quiet tools-close", text: "Close", attrs: { type: "button" } });
@@ -127,6 +132,7 @@ export function mountToolsPanel(api: Api, opener: HTMLButtonElement): void {
       const body = (await res.json()) as { tool: ToolInfo; config_file: string; written: boolean };
       const where = body.written ? `written to ${body.config_file}` : `${body.config_file} says so already`;
       replace(body.tool, { text: `${enabled ? "On" : "Off"} from the next turn (${where}).`, error: false });
+      changed();
     } catch (error) {
       toggle.disabled = tool.source === "env";
       item.classList.remove("saving");
@@ -155,15 +161,17 @@ export function mountToolsPanel(api: Api, opener: HTMLButtonElement): void {
     count(shown);
   }
 
-  opener.addEventListener("click", () => {
+  const open = () => {
     dialog.showModal();
     opener.setAttribute("aria-expanded", "true");
     void load();
-  });
+  };
+  opener.addEventListener("click", open);
   close.addEventListener("click", () => dialog.close());
   // A click on the backdrop (the dialog itself: its content fills it) closes it too.
   dialog.addEventListener("click", (event) => {
     if (event.target === dialog) dialog.close();
   });
   dialog.addEventListener("close", () => opener.setAttribute("aria-expanded", "false"));
+  return { open };
 }

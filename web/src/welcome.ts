@@ -75,7 +75,7 @@ export function welcomeCard(agent: AgentEntry, tryIt: Try, openTools?: () => voi
   });
   card.append(h("div", { class: "tries" }, ...buttons));
   if (!tools.includes("todo")) {
-    const hint = h("p", { class: "hint" }, "The plan tool, ", h("code", { text: "todo" }), ", is off. ");
+    const hint = h("p", { class: "welcome-note" }, "The plan tool, ", h("code", { text: "todo" }), ", is off. ");
     if (openTools) {
       const open = h("button", { class: "link", text: "Switch it on in Tools", attrs: { type: "button" } });
       open.addEventListener("click", openTools);
@@ -87,7 +87,7 @@ export function welcomeCard(agent: AgentEntry, tryIt: Try, openTools?: () => voi
   card.append(
     h(
       "p",
-      { class: "hint" },
+      { class: "welcome-note" },
       "To talk to a real model, add an entry to ",
       h("code", { text: "model_list" }),
       " in picoclaw.config.json and set ",
