@@ -53,6 +53,15 @@ export type ChatMessage =
       shown?: string;
     };
 
+/** The messages as a model gets them: a tool message without `shown` (what the user saw is the page's, never the model's). */
+export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => {
+    if (message.role !== "tool" || message.shown === undefined) return message;
+    const { shown: _shown, ...rest } = message;
+    return rest;
+  });
+}
+
 /** A tool as the model is told about it. */
 export interface ToolSpec {
   name: string;

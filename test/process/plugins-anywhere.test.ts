@@ -43,7 +43,7 @@ describe("plugins written anywhere", () => {
     );
     const { stdout } = await run(process.execPath, [main, "agent", "-m", SCRIPT], { cwd: dir, env: { ...process.env, PICOCLAW_LOG_LEVEL: "warn" } });
     expect(stdout).toContain("stamped");
-    expect(stdout).toContain('{"city":"Oslo","sky":"clear"}');
+    expect(stdout).toContain('2. weather:\n   ```json\n   {\n     "city": "Oslo",\n     "sky": "clear"\n   }');
     expect(stdout).toContain('invalid arguments for tool "weather": city: required');
   });
 });

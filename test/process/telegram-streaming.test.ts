@@ -9,7 +9,7 @@
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { z } from "zod";
-import { EMPTY_PLAN_TEXT } from "../../src/features/telegram/send.js";
+import { EMPTY_PLAN } from "../../src/features/todo/command.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { FakeBotApi, type SentMessage } from "../support/fake-telegram.js";
 import { completionChunk, fakeModelServers, sseChunks } from "../support/fake-openai.js";
@@ -175,12 +175,14 @@ describe("texts in Telegram", () => {
   it("/todo of an empty plan says the plan is empty; a plan shows no <!-- data comments", async () => {
     const { api } = await builtinGateway();
     api.message("/todo", ALICE);
-    await eventually(() => expect(api.textsIn(ALICE.id)).toEqual([`Todos\n${EMPTY_PLAN_TEXT}`]));
+    await eventually(() =>
+      expect(api.textsIn(ALICE.id)).toEqual([`${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n/todo edit\n- [ ] a task`]),
+    );
     api.message("/todo edit\n# Todos\n- [ ] buy **milk**\n- [x] call mum", ALICE);
     await eventually(() => expect(api.textsIn(ALICE.id)).toHaveLength(2));
     const shown = api.textsIn(ALICE.id)[1]!;
     expect(shown).toContain("buy milk");
     expect(shown).not.toContain("<!--");
-    expect(shown).not.toContain(EMPTY_PLAN_TEXT);
+    expect(shown).not.toContain(EMPTY_PLAN);
   });
 });

@@ -210,7 +210,7 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
       ]),
     );
     // The panel redraws on plan.updated, which may come before the command's own answer.
-    await eventually(async () => expect(await page.locator("#plan-result").textContent()).toBe("Saved."));
+    await eventually(async () => expect(await page.locator("#plan-result").textContent()).toBe("Saved: 2 phases, 3 tasks."));
     // The editor's commands are the panel's business, not the conversation's.
     const transcript = (await viewOf(page)).transcript.map((item) => item.text).join("\n");
     expect(transcript).not.toMatch(/Plan updated|Nothing changed/);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { telegramHtml } from "../../src/features/telegram/html.js";
-import { EMPTY_PLAN_TEXT, MAX_MESSAGES_PER_TEXT, MESSAGE_LIMIT, markdownOf, messagesOf } from "../../src/features/telegram/send.js";
+import { MAX_MESSAGES_PER_TEXT, MESSAGE_LIMIT, markdownOf, messagesOf } from "../../src/features/telegram/send.js";
 import { parseHtml } from "../support/fake-telegram.js";
 
 describe("a long answer in Telegram", () => {
@@ -50,16 +50,9 @@ describe("what a text is sent as", () => {
   });
 
   it("sends a JSON document as a code block, and nothing that only starts like one", () => {
-    expect(markdownOf(' {"a":"**milk**"}\n', "exec")).toBe('```json\n{"a":"**milk**"}\n```');
-    expect(telegramHtml(markdownOf('[{"a":"**milk**"}]', "agent"))).toBe('<pre><code class="language-json">[{"a":"**milk**"}]</code></pre>');
-    expect(markdownOf("[1, 2", "exec")).toBe("[1, 2");
-    expect(markdownOf("{not json} **b**", "agent")).toBe("{not json} **b**");
-  });
-
-  it("says a command's plan without tasks is empty, and only then", () => {
-    expect(markdownOf("# Todos", "command")).toBe(`# Todos\n${EMPTY_PLAN_TEXT}`);
-    expect(markdownOf("Plan updated.\n\n# Research\n\n# Build", "command")).toBe(`Plan updated.\n\n# Research\n\n# Build\n${EMPTY_PLAN_TEXT}`);
-    expect(markdownOf("# Research\n- [ ] read\n\n# Build", "command")).toBe("# Research\n- [ ] read\n\n# Build");
-    expect(markdownOf("# Summary", "agent")).toBe("# Summary");
+    expect(markdownOf(' {"a":"**milk**"}\n')).toBe('```json\n{"a":"**milk**"}\n```');
+    expect(telegramHtml(markdownOf('[{"a":"**milk**"}]'))).toBe('<pre><code class="language-json">[{"a":"**milk**"}]</code></pre>');
+    expect(markdownOf("[1, 2")).toBe("[1, 2");
+    expect(markdownOf("{not json} **b**")).toBe("{not json} **b**");
   });
 });

@@ -92,6 +92,7 @@ describe("the size of a tool result", () => {
     (await model.calls(1))[0]!.resolve({ toolCalls: [call] });
     const [, second] = await model.calls(2);
     const kept = `${"c".repeat(2048)}\n[... cut: the result was 5 MiB; the first 2 KiB are kept]`;
+    // The model gets the capped result only (without what the user was shown).
     expect(second!.request.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c1", content: kept });
     second!.resolve({ text: "done" });
     const outcome = await turn;
@@ -99,7 +100,8 @@ describe("the size of a tool result", () => {
       { from: "big", text: kept },
       { from: "agent", text: "done" },
     ]);
-    expect((await runtime.historyOf("agent:main:http:s"))[2]).toEqual({ role: "tool", tool_call_id: "c1", content: kept });
+    // The history keeps the capped result, and what the user was shown of it (the same capped text), never the whole.
+    expect((await runtime.historyOf("agent:main:http:s"))[2]).toEqual({ role: "tool", tool_call_id: "c1", content: kept, shown: kept });
   });
 
   it("tools.max_result_bytes is checked: at least 1 KiB, and not a tool", () => {

@@ -30,7 +30,8 @@ const time = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: "2-di
  * Approve and Deny, and the users let in, with Revoke (`GET /v1/pairing`,
  * `POST /v1/pairing/<code>/approve|deny`, `DELETE
  * /v1/pairing/users/<channel>/<id>`). The bar's "Access" button shows how
- * many wait; a gateway without pairing routes (404) hides it.
+ * many wait; it shows once someone asked (a code waits or a user was let
+ * in), and a gateway without pairing routes (404) never shows it.
  */
 export function mountPairingPanel(api: Api, opener: HTMLButtonElement, badge: HTMLElement): void {
   const pendingList = h("ul", { class: "tool-list pairing-list", attrs: { "aria-label": "Waiting to be let in" } });
@@ -106,7 +107,8 @@ export function mountPairingPanel(api: Api, opener: HTMLButtonElement, badge: HT
       if (error instanceof ApiError && error.status === 404) opener.hidden = true;
       return;
     }
-    opener.hidden = false;
+    // Shown once someone asked: a gateway whose channels pair nobody has nothing to show here.
+    opener.hidden = body.pending.length === 0 && body.paired.length === 0;
     badge.textContent = body.pending.length > 0 ? String(body.pending.length) : "";
     pendingList.replaceChildren(...(body.pending.length ? body.pending.map(pendingRow) : [h("li", { class: "note", text: "Nobody is waiting." })]));
     pairedList.replaceChildren(...(body.paired.length ? body.paired.map(pairedRow) : [h("li", { class: "note", text: "Nobody was let in by a code yet." })]));

@@ -30,8 +30,8 @@ export class TelegramSender implements ChatTransport {
     private readonly label: string,
   ) {}
 
-  async send(chatId: string, text: string, signal: AbortSignal, from?: string): Promise<void> {
-    for (const chunk of messagesOf(markdownOf(text, from))) {
+  async send(chatId: string, text: string, signal: AbortSignal): Promise<void> {
+    for (const chunk of messagesOf(markdownOf(text))) {
       try {
         await this.sendOne(chatId, chunk, signal);
       } catch (error) {
@@ -62,23 +62,13 @@ export class TelegramSender implements ChatTransport {
   }
 }
 
-export const EMPTY_PLAN_TEXT = "The plan is empty.";
-const HEADING = /^ {0,3}#{1,6}[ \t]+\S/;
 /** The most characters read to tell whether a text is JSON. */
 const MAX_JSON_CHECK = 1024 * 1024;
 
-/** What a text is sent as, in Markdown: a JSON document as a code block; a command's reply ending in a bare heading (an empty plan) saying so. */
-export function markdownOf(text: string, from?: string): string {
+/** What a text is sent as, in Markdown: a JSON document as a code block (its `**` stays literal), anything else as it is. */
+export function markdownOf(text: string): string {
   if (isJsonDocument(text)) return `\`\`\`json\n${text.trim()}\n\`\`\``;
-  if (from === "command" && onlyHeadings(text)) return `${text.trimEnd()}\n${EMPTY_PLAN_TEXT}`;
   return text;
-}
-
-/** Whether the text ends with headings and nothing under any of them (after its first heading: only headings and blank lines). */
-function onlyHeadings(text: string): boolean {
-  const lines = text.split("\n");
-  const first = lines.findIndex((line) => HEADING.test(line));
-  return first >= 0 && (first === 0 || lines[first - 1]!.trim() === "") && lines.slice(first).every((line) => line.trim() === "" || HEADING.test(line));
 }
 
 /** Whether the whole text is a JSON object or array. */

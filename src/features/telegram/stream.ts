@@ -63,7 +63,7 @@ export class TelegramDraft implements ReplyDraft {
     await this.inFlight;
     if (this.signal.aborted) return;
     const { sender, logger, label } = this.parts;
-    const chunks = messagesOf(markdownOf(text, "agent"));
+    const chunks = messagesOf(markdownOf(text));
     let rest = chunks;
     if (this.messageId !== undefined && chunks.length > 0) {
       rest = chunks.slice(1);

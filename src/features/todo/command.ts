@@ -43,7 +43,7 @@ export function renderPlan(plan: StoredPlan | undefined, style: TodoStyle): stri
   if (plan?.style === "list" && plan.items.length > 0) return renderListMarkdown(plan.items);
   if (plan?.style === "phases" && plan.phases.some((phase) => phase.tasks.length > 0)) return renderPhasesMarkdown(plan.phases);
   const example = style === "list" ? "- [ ] a task" : "# A phase\n- [ ] a task";
-  return `${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n/todo edit\n${example}`;
+  return `${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n\`\`\`\n/todo edit\n${example}\n\`\`\``;
 }
 
 export function todoCommand(host: TodoCommandHost): Command {

@@ -3,7 +3,7 @@ import type { EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
-import { type ChatMessage, type ContentPart, isRecord, withoutThinking } from "../../models/message.js";
+import { type ChatMessage, type ContentPart, forModel, isRecord, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider, Sampling } from "../../models/provider.js";
 import type { ToolCall, ToolSpec } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
@@ -133,7 +133,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
 
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
-    const messages = [...prefix, ...history, ...added];
+    const messages = forModel([...prefix, ...history, ...added]);
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
     streamed = 0;
