@@ -150,7 +150,7 @@ describe("the Discord channel", () => {
   it("with an empty allow_from answers nobody, and says so at start-up", async () => {
     const { discord, h } = await discordGateway({ channel: { allow_from: [] } });
     expect(h.warnings).toContain(
-      'channel_list[0].allow_from is empty: discord channel "discord" answers nobody; list your Discord user id there (README, "Channels")',
+      'channel_list[0].allow_from is empty: discord channel "discord" answers nobody; list your Discord user id there, or set dm_policy "pairing" (README, "Channels")',
     );
     await discord.identified();
     discord.message("hi", ALICE, { channelId: DM });

@@ -8,7 +8,9 @@ import { waitFor } from "./wait.js";
  * (under /api/v10) and a real WebSocket server for the gateway (at
  * /gateway, the URL `GET /gateway/bot` answers with), on one port.
  *
- * REST: `GET /gateway/bot`, `GET /users/@me`, `POST /channels/:id/messages`
+ * REST: `GET /gateway/bot`, `GET /users/@me`, `POST /users/@me/channels`
+ * (`{recipient_id}`: a user's DM channel, the same one each time, as
+ * `dmChannelOf` gives it), `POST /channels/:id/messages`
  * (content at most 2,000 characters, as Discord checks), `PATCH
  * /channels/:id/messages/:id`, `POST /channels/:id/typing`, and `POST
  * /interactions/:id/:token/callback` (without the bot's token, as Discord
@@ -88,6 +90,8 @@ export class FakeDiscord {
   readonly sent: SentMessage[] = [];
   readonly connections: GatewayConnection[] = [];
   private readonly scripted: { method: string; path: RegExp; reply: Scripted }[] = [];
+  /** Per user id, their DM channel with the bot. */
+  private readonly dms = new Map<string, string>();
   private nextId = 1;
   private sequence = 0;
 
@@ -163,6 +167,16 @@ export class FakeDiscord {
       message: { id: message.id, channel_id: message.channelId, content: message.content },
       data: { custom_id: customId, component_type: 2 },
     });
+  }
+
+  /** The DM channel of a user with the bot (made on first use): where their DMs come from and what `POST /users/@me/channels` opens. */
+  dmChannelOf(userId: string): string {
+    let channelId = this.dms.get(userId);
+    if (channelId === undefined) {
+      channelId = String(310000000000000000n + BigInt(this.dms.size + 1));
+      this.dms.set(userId, channelId);
+    }
+    return channelId;
   }
 
   /** The next request matching `method` and `path` gets this answer instead (a 429, a 500...). */
@@ -319,6 +333,19 @@ export class FakeDiscord {
       });
     }
     if (method === "GET" && path === "/users/@me") return reply(200, { ...this.botUser, discriminator: "0", global_name: null, avatar: null });
+    if (method === "POST" && path === "/users/@me/channels") {
+      const recipient = body?.recipient_id;
+      if (typeof recipient !== "string" || !/^\d{1,20}$/.test(recipient)) {
+        return reply(400, { message: "Invalid Form Body", code: 50035, errors: { recipient_id: { _errors: [{ code: "NUMBER_TYPE_COERCE" }] } } });
+      }
+      return reply(200, {
+        id: this.dmChannelOf(recipient),
+        type: 1,
+        last_message_id: null,
+        flags: 0,
+        recipients: [{ id: recipient, username: `user_${recipient.slice(-4)}`, discriminator: "0", global_name: null, avatar: null }],
+      });
+    }
     if (method === "POST" && (match = /^\/channels\/(\d+)\/typing$/.exec(path))) return reply(204);
     if (method === "POST" && (match = /^\/channels\/(\d+)\/messages$/.exec(path))) {
       const content = String(body?.content ?? "");

@@ -38,7 +38,30 @@ async function cli(argv: string[], config: unknown, env: Record<string, string> 
 describe("a discord channel_list entry", () => {
   it("gets its defaults: answers mentions only in servers", () => {
     const loaded = loadConfig({ env: { DISCORD_BOT_TOKEN: TOKEN }, cwd: writeProject({ config: { channel_list: [entry()] }, agents: {} }) });
-    expect(loaded.config.channel_list).toEqual([{ type: "discord", token: TOKEN, allow_from: ["100000000000000001"], group_trigger: { mention_only: true } }]);
+    expect(loaded.config.channel_list).toEqual([
+      {
+        type: "discord",
+        token: TOKEN,
+        allow_from: ["100000000000000001"],
+        group_trigger: { mention_only: true },
+        dm_policy: "allowlist",
+        pairing_code_ttl_minutes: 60,
+        pairing_max_pending: 3,
+      },
+    ]);
+  });
+
+  it("takes the pairing keys every channel has (dm_policy, pairing_code_ttl_minutes, pairing_max_pending), each problem named by its path", () => {
+    const loaded = loadConfig({
+      env: { DISCORD_BOT_TOKEN: TOKEN },
+      cwd: writeProject({ config: { channel_list: [entry({ dm_policy: "pairing", pairing_code_ttl_minutes: 15, pairing_max_pending: 5 })] }, agents: {} }),
+    });
+    expect(loaded.config.channel_list[0]).toMatchObject({ dm_policy: "pairing", pairing_code_ttl_minutes: 15, pairing_max_pending: 5 });
+    expect(problemsOf({ channel_list: [entry({ dm_policy: "open", pairing_code_ttl_minutes: 0, pairing_max_pending: 101 })] })).toEqual([
+      'channel_list[0].dm_policy: expected one of "allowlist", "pairing"',
+      "channel_list[0].pairing_code_ttl_minutes: must be >= 1",
+      "channel_list[0].pairing_max_pending: must be <= 100",
+    ]);
   });
 
   it("names the JSON path of every problem", () => {
@@ -77,9 +100,27 @@ describe("a discord channel_list entry", () => {
   it("config check masks the token and warns of an empty allow_from; no output or log carries the token", async () => {
     const { code, stdout, stderr, logs } = await cli(["config", "check"], { channel_list: [entry({ allow_from: [] })] });
     expect(code).toBe(0);
-    expect(JSON.parse(stdout).channel_list).toEqual([{ type: "discord", token: "********", allow_from: [], group_trigger: { mention_only: true } }]);
-    expect(stderr).toContain('warning: channel_list[0].allow_from is empty: discord channel "discord" answers nobody');
+    expect(JSON.parse(stdout).channel_list).toEqual([
+      {
+        type: "discord",
+        token: "********",
+        allow_from: [],
+        group_trigger: { mention_only: true },
+        dm_policy: "allowlist",
+        pairing_code_ttl_minutes: 60,
+        pairing_max_pending: 3,
+      },
+    ]);
+    expect(stderr).toContain(
+      'warning: channel_list[0].allow_from is empty: discord channel "discord" answers nobody; list your Discord user id there, or set dm_policy "pairing"',
+    );
     for (const text of [stdout, stderr, logs]) expect(text).not.toContain(TOKEN);
+  });
+
+  it('gives no empty-allow_from warning with dm_policy "pairing": people are let in by pairing', async () => {
+    const { code, stderr } = await cli(["config", "check"], { channel_list: [entry({ allow_from: [], dm_policy: "pairing" })] });
+    expect(code).toBe(0);
+    expect(stderr).not.toContain("allow_from is empty");
   });
 
   it("a token Discord would never accept is refused without being shown", async () => {
@@ -137,7 +178,18 @@ describe("PicoClaw's Discord entry", () => {
         agents: {},
       }),
     });
-    expect(loaded.config.channel_list).toEqual([{ name: "discord", type: "discord", token: TOKEN, allow_from: ["42"], group_trigger: { mention_only: true } }]);
+    expect(loaded.config.channel_list).toEqual([
+      {
+        name: "discord",
+        type: "discord",
+        token: TOKEN,
+        allow_from: ["42"],
+        group_trigger: { mention_only: true },
+        dm_policy: "allowlist",
+        pairing_code_ttl_minutes: 60,
+        pairing_max_pending: 3,
+      },
+    ]);
     expect(loaded.warnings).toContain("channel_list.discord: typing is PicoClaw's and not read here; ignored");
   });
 });

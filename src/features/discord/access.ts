@@ -1,6 +1,8 @@
 /**
- * Who may talk to the bot, decided in one place (`admit`) before a message
- * reaches the relay. `allow_from` lists Discord user ids (snowflakes, as
+ * Whether `allow_from` lists a sender (`admit`), decided before a message
+ * reaches the relay; a sender it does not list is the pairing gate's
+ * (channels/pairing.ts) with `dm_policy: "pairing"`, and ignored
+ * otherwise. `allow_from` lists Discord user ids (snowflakes, as
  * strings of digits) and usernames (with or without `@`, any case); a
  * sender is admitted when its id or username is listed, and an empty list
  * admits nobody. Ids are the safer choice: a username can be given up and

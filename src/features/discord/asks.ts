@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ApprovalRequestNotice, ApprovalResolvedNotice, QuestionNotice } from "../../channels/channel.js";
+import type { ChannelGate } from "../../channels/pairing.js";
 import type { Logger } from "../../log.js";
 import type { Approvals, Decision } from "../../port/approvals.js";
 import { sessionKeyFor } from "../../session/key.js";
@@ -9,8 +10,8 @@ import type { DiscordApi } from "./api.js";
 /**
  * What waits for a person, in a Discord channel: a tool call that needs a
  * decision is a message with buttons (Allow, Deny, Allow for this
- * session); pressing one decides it, for a user `admit` lets in (any other
- * press is refused, in a reply only the presser sees, and logged). Once it
+ * session); pressing one decides it, for a user in allow_from or paired
+ * (`ChannelGate.trusted`; any other press is refused, in a reply only the presser sees, and logged). Once it
  * is decided, anywhere (the page, the API, a timeout), the message is
  * edited to say so, without its buttons. An `ask_user` question is a
  * message with its options listed; the user's answer is their next message,
@@ -54,10 +55,13 @@ export interface AsksSetting {
   approvals: Approvals;
   logger: Logger;
   label: string;
+  /** Where the entry stands (`channel_list[0]`), for log lines. */
+  path: string;
   /** The channel part of the session keys, and the agent the chats talk to. */
   channel: string;
   agentId: string;
   access: DiscordAccess;
+  gate: ChannelGate;
 }
 
 export class DiscordAsks {
@@ -123,7 +127,7 @@ export class DiscordAsks {
 
   /**
    * An INTERACTION_CREATE: a press of an approval button decides it for a
-   * user `admit` lets in and is refused for anyone else. Always answered
+   * user in allow_from (or paired) and is refused for anyone else. Always answered
    * (Discord shows "This interaction failed" otherwise): a decision by
    * acknowledging it (the message is edited when the decision is out), the
    * rest with a reply only the presser sees.
@@ -134,13 +138,12 @@ export class DiscordAsks {
     const press = parsed.data;
     const presser = press.member?.user ?? press.user;
     if (!presser) return;
-    const { approvals, access, logger, label } = this.s;
+    const { approvals, access, gate, logger, label, path } = this.s;
     const sender = { id: presser.id, username: presser.username };
     const match = CUSTOM_ID.exec(press.data?.custom_id ?? "");
-    const admission = access.admit(sender);
     let answer: string | undefined;
-    if (!admission.admitted) {
-      logger.warn(`${label}: refused an approval button pressed by user ${senderLabel(sender)}: ${admission.why}`);
+    if (!(await gate.trusted(presser.id, access.admit(sender).admitted))) {
+      logger.warn(`${label}: refused an approval button pressed by user ${senderLabel(sender)}: not in ${path}.allow_from${gate.pairing ? " nor paired" : ""}`);
       answer = "You may not answer this.";
     } else if (!match || press.channel_id === undefined) {
       answer = "This button is not one of mine.";

@@ -1,5 +1,6 @@
 import { GatewayDispatchEvents, GatewayIntentBits } from "@discordjs/core";
 import type { ChannelHost } from "../../channels/channel.js";
+import { APPROVED_TEXT, type ChannelGate } from "../../channels/pairing.js";
 import { ChatRelay } from "../../channels/relay.js";
 import type { FeatureHost } from "../../port/feature.js";
 import { type DiscordAccess, senderLabel } from "./access.js";
@@ -8,6 +9,7 @@ import { DiscordAsks } from "./asks.js";
 import type { DiscordChannelConfig } from "./config.js";
 import { DiscordGateway } from "./gateway.js";
 import { incomingOf } from "./incoming.js";
+import { messageOf } from "../../errors.js";
 import { DiscordSender } from "./send.js";
 
 /** What the channel knows before its bot runs: its name and label, its config path, its agent and who may write. */
@@ -17,7 +19,10 @@ export interface BotSetting {
   label: string;
   path: string;
   agent: { id: string };
+  /** allow_from: decides who is listed. */
   access: DiscordAccess;
+  /** Who else gets in (dm_policy): pairing codes in DMs, paired users everywhere. */
+  gate: ChannelGate;
 }
 
 /** The longest message text taken (Discord's own limit, with Nitro, is 4,000); a longer one is refused with a reply. */
@@ -32,6 +37,9 @@ export const TOO_LONG_TEXT = `That message is too long for me (over ${MAX_INCOMI
  * messages; the message content of every message (a privileged intent,
  * to be turned on in the Developer Portal) only with mention_only off: a
  * bot is given the content of DMs and of messages that mention it anyway.
+ * With `dm_policy: "pairing"` a user not in allow_from is let in once
+ * paired (channels/pairing.ts), and is told so in a DM when the owner
+ * approves them in this gateway.
  */
 export class DiscordBot {
   private readonly client: DiscordApi;
@@ -43,12 +51,17 @@ export class DiscordBot {
   private stopped = false;
   /** Aborts answers to button presses still under way when the bot stops. */
   private readonly presses = new AbortController();
+  /** Aborts the DMs opened to tell approved users they are in, when the bot stops. */
+  private readonly outside = new AbortController();
+  private stopApproved: () => void = () => {};
+  /** Messages are let in in the order they came, each after the pairings answered for the one before. */
+  private admitting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly host: ChannelHost & Pick<FeatureHost, "approvals">,
     private readonly setting: BotSetting,
   ) {
-    const { entry, name, label, path, agent, access } = setting;
+    const { entry, name, label, path, agent, access, gate } = setting;
     this.client = discordApi({
       token: entry.token,
       apiRoot: entry.api_root,
@@ -58,7 +71,17 @@ export class DiscordBot {
         ),
     });
     const sender = new DiscordSender(this.client, host.timer, host.logger, label);
-    this.asks = new DiscordAsks({ client: this.client, approvals: host.approvals, logger: host.logger, label, channel: name, agentId: agent.id, access });
+    this.asks = new DiscordAsks({
+      client: this.client,
+      approvals: host.approvals,
+      logger: host.logger,
+      label,
+      path,
+      channel: name,
+      agentId: agent.id,
+      access,
+      gate,
+    });
     const asks = this.asks;
     const transport = {
       send: sender.send.bind(sender),
@@ -105,11 +128,17 @@ export class DiscordBot {
       if (isTokenRefused(error)) throw new Error(`Discord refused the token (${this.client.describe(error)}); check ${path}.token`);
       logger.warn(`${label}: cannot reach Discord yet (${this.client.describe(error)}); trying again in the background`);
     }
-    if (!this.stopped) this.gateway.start();
+    if (this.stopped) return;
+    const { gate, name } = this.setting;
+    // A user the owner approves (in this gateway: the CLI and the API go through it) is told they are in.
+    if (gate.pairing) this.stopApproved = this.host.pairings.onApproved(name, (user) => void this.tellApproved(user.userId));
+    this.gateway.start();
   }
 
   stop(): void {
     this.stopped = true;
+    this.stopApproved();
+    this.outside.abort();
     this.relay.stop();
     this.presses.abort();
   }
@@ -121,23 +150,62 @@ export class DiscordBot {
     this.client.dispose();
   }
 
-  /** A MESSAGE_CREATE: read, let in (or not), and handed to the relay. */
+  /**
+   * A MESSAGE_CREATE: read, let in (or not), and handed to the relay. A
+   * sender in allow_from is let in; anyone else, with dm_policy pairing,
+   * is asked of the gate (a code in a DM, in only when paired), and
+   * ignored otherwise. Messages are handled in the order they came: one
+   * waiting for the pairings keeps the next behind it.
+   */
   private message(data: unknown, mentionOnly: boolean): void {
     if (this.botId === "") return;
     const incoming = incomingOf(data, this.botId, mentionOnly);
     if (!incoming) return;
+    const { label, access, gate } = this.setting;
+    const logger = this.host.logger;
+    const { sender, chatId } = incoming;
+    const listed = access.admit(sender);
+    if (!listed.admitted && !gate.pairing) {
+      logger.warn(`${label}: ignored a message from user ${senderLabel(sender)} in channel ${chatId}: ${listed.why}`);
+      return;
+    }
+    const user = { id: sender.id, ...(sender.username ? { name: `@${sender.username}` } : {}), label: senderLabel(sender) };
+    const admitted = listed.admitted ? undefined : gate.admit(user, { listed: false, direct: !incoming.inGuild, chatId });
+    this.admitting = this.admitting
+      .then(async () => {
+        const admission = admitted ? await admitted : { admit: true as const };
+        if (!admission.admit) {
+          if (admission.reply) this.relay.reply(chatId, admission.reply);
+          return;
+        }
+        if (incoming.text.length > MAX_INCOMING_CHARS) {
+          logger.warn(`${label}: refused a message of ${incoming.text.length} characters in channel ${chatId} (at most ${MAX_INCOMING_CHARS})`);
+          this.relay.reply(chatId, TOO_LONG_TEXT);
+          return;
+        }
+        this.relay.receive({ chatId, text: incoming.text });
+      })
+      .catch((error: unknown) => logger.error(`${label}: a message in channel ${chatId} was dropped: ${messageOf(error)}`));
+  }
+
+  /**
+   * Tells a user the owner just approved that they are in: Discord writes
+   * to a user only in a DM channel, which `POST /users/@me/channels` opens
+   * (or gives back). Bounded as every REST request (REQUEST_TIMEOUT_MS,
+   * retries, rate-limit waits) and aborted when the bot stops; a failure is
+   * logged (the user is let in anyway).
+   */
+  private async tellApproved(userId: string): Promise<void> {
     const { label } = this.setting;
     const logger = this.host.logger;
-    const admission = this.setting.access.admit(incoming.sender);
-    if (!admission.admitted) {
-      logger.warn(`${label}: ignored a message from user ${senderLabel(incoming.sender)} in channel ${incoming.chatId}: ${admission.why}`);
-      return;
+    logger.info(`${label}: user ${userId} was approved; telling them`);
+    try {
+      const dm = await this.client.api.users.createDM(userId, { signal: this.outside.signal });
+      if (!/^\d{1,20}$/.test(dm.id)) throw new Error(`Discord answered with a DM channel id that is not one: ${JSON.stringify(dm.id).slice(0, 40)}`);
+      this.relay.reply(dm.id, APPROVED_TEXT);
+    } catch (error) {
+      if (this.outside.signal.aborted) return;
+      logger.warn(`${label}: could not open a DM with user ${userId} to tell them they are in (${this.client.describe(error)}); they are let in anyway`);
     }
-    if (incoming.text.length > MAX_INCOMING_CHARS) {
-      logger.warn(`${label}: refused a message of ${incoming.text.length} characters in channel ${incoming.chatId} (at most ${MAX_INCOMING_CHARS})`);
-      this.relay.reply(incoming.chatId, TOO_LONG_TEXT);
-      return;
-    }
-    this.relay.receive({ chatId: incoming.chatId, text: incoming.text });
   }
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { channelAgent, channelEntry } from "../../config/channel-schema.js";
+import { channelAgent, channelEntry, directMessageKeys } from "../../config/channel-schema.js";
 
 /** A `channel_list` entry of type `discord` (README, "Channels" → "Discord"). */
 
@@ -34,7 +34,10 @@ export const discordChannelSchema = channelEntry("discord", {
       { error: ALLOWED_USER },
     )
     .max(10_000)
-    .describe("Discord user ids (strings of digits) or usernames whose messages are answered; anyone else is ignored. Empty: nobody."),
+    .describe(
+      "Discord user ids (strings of digits) or usernames whose messages are answered; anyone else is ignored (or, with dm_policy pairing, given a pairing code in a DM). Empty: nobody.",
+    ),
+  ...directMessageKeys,
   agent: channelAgent,
   group_trigger: z
     .strictObject({

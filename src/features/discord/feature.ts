@@ -1,6 +1,8 @@
 import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
 import type { ChannelType } from "../../port/channel-type.js";
 import { defineFeature } from "../../port/feature.js";
+import { ChannelGate } from "../../channels/pairing.js";
+import { pairingRulesOf } from "../../config/channel-schema.js";
 import { DiscordAccess } from "./access.js";
 import type { DiscordBot } from "./bot.js";
 import { type DiscordChannelConfig, discordChannelSchema } from "./config.js";
@@ -8,8 +10,8 @@ import { discordFromPicoclaw } from "./picoclaw.js";
 
 /**
  * A Discord bot as a chat channel (README, "Channels" → "Discord"):
- * @discordjs's REST client and gateway connection, `allow_from`, and the
- * relay every channel shares. Each Discord channel (a DM, a server's
+ * @discordjs's REST client and gateway connection, `allow_from` (and
+ * pairing: channels/pairing.ts), and the relay every channel shares. Each Discord channel (a DM, a server's
  * channel or thread) is a session `agent:<agent>:<name>:<channel id>`
  * (name: `discord` unless the entry says otherwise); slash commands are
  * ordinary text for the runtime. The bot itself (bot.ts, with @discordjs)
@@ -29,8 +31,12 @@ export const discordChannel: ChannelType = {
       setup(host) {
         const agent = host.agent(entry.agent ?? host.defaultAgentId);
         const access = new DiscordAccess(entry.allow_from, path);
+        const gate = new ChannelGate(host, { channel: name, label, path, policy: entry.dm_policy, rules: pairingRulesOf(entry), app: "Discord" });
         const warnings: string[] = [];
-        if (access.empty) warnings.push(`${path}.allow_from is empty: ${label} answers nobody; list your Discord user id there (README, "Channels")`);
+        if (access.empty && entry.dm_policy === "allowlist")
+          warnings.push(
+            `${path}.allow_from is empty: ${label} answers nobody; list your Discord user id there, or set dm_policy "pairing" (README, "Channels")`,
+          );
         let bot: DiscordBot | undefined;
         let stopped = false;
         return {
@@ -39,7 +45,7 @@ export const discordChannel: ChannelType = {
             const { DiscordBot } = await import("./bot.js");
             // A stop that came while the module loaded: the bot never starts.
             if (stopped) return;
-            bot = new DiscordBot(host, { entry, name, label, path, agent, access });
+            bot = new DiscordBot(host, { entry, name, label, path, agent, access, gate });
             await bot.start();
           },
           stop: async () => {
