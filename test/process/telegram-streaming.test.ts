@@ -176,7 +176,9 @@ describe("texts in Telegram", () => {
     const { api } = await builtinGateway();
     api.message("/todo", ALICE);
     await eventually(() =>
-      expect(api.textsIn(ALICE.id)).toEqual([`${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n/todo edit\n- [ ] a task`]),
+      expect(api.textsIn(ALICE.id)).toEqual([
+        `${EMPTY_PLAN} Write one with /todo edit and the plan in Markdown on the next lines:\n\n/todo edit\n- [ ] a task`,
+      ]),
     );
     api.message("/todo edit\n# Todos\n- [ ] buy **milk**\n- [x] call mum", ALICE);
     await eventually(() => expect(api.textsIn(ALICE.id)).toHaveLength(2));

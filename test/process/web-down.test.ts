@@ -35,7 +35,9 @@ describe.skipIf(!run)("the chat page when the gateway is down (Chromium)", () =>
 
       expect(await gateway.stop()).toBe(0);
       await eventually(async () => expect(await page.locator("#banner").isVisible()).toBe(true));
-      expect(await page.locator("#banner").textContent()).toMatch(/^The gateway is not answering\. It may be stopped, or this network cannot reach http:\/\/127\.0\.0\.1:\d+\. Trying again (in \d+ s|now)…$/);
+      expect(await page.locator("#banner").textContent()).toMatch(
+        /^The gateway is not answering\. It may be stopped, or this network cannot reach http:\/\/127\.0\.0\.1:\d+\. Trying again (in \d+ s|now)…$/,
+      );
       await page.screenshot({ path: path.join(shots, "1-gateway-down.png") });
 
       gateway = await startGatewayProcess(project, { PICOCLAW_GATEWAY_PORT: port });
