@@ -7,9 +7,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createServer } from "node:net";
 import { runCli } from "../../src/cli.js";
 import { jsonOf, recordingLogger, writeProject } from "../support/project.js";
+import { freePort } from "../support/listen.js";
 import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -17,15 +17,6 @@ const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function start(project: string, port = "0"): { child: ChildProcess; url: Promise<string>; exited: Promise<unknown> } {
   const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), "gateway"], {

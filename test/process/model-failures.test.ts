@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { ModelEntry } from "../../src/config/schema.js";
 import { AbortedError, ModelError } from "../../src/errors.js";
@@ -11,6 +10,7 @@ import { anthropicError, anthropicSse, anthropicTextStream, messageStart, textBl
 import { completionChunk, type Reply, sseChunks } from "../support/fake-openai.js";
 import { SECRET_KEY, ask, fakeServer, instantRetries, modelEntry, modelFailure } from "../support/models.js";
 import { ManualTimers } from "../support/timers.js";
+import { freePort } from "../support/listen.js";
 import { eventually, within } from "../support/wait.js";
 
 /** The same failure handling, checked against both wire formats. */
@@ -258,12 +258,3 @@ describe("retry decisions", () => {
     expect(decideRetry(new ModelError("server", "m", "x"), 10, policy, () => 1)).toEqual({ retry: true, delayMs: 8000 });
   });
 });
-
-/** A port nothing listens on. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

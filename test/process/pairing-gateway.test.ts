@@ -8,7 +8,6 @@
  * pairing` works on the store itself.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { APPROVED_TEXT } from "../../src/channels/pairing.js";
@@ -16,6 +15,7 @@ import { runCli } from "../../src/cli.js";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { DEFAULT_TOOLS_OFF, harness, openaiConfig, recordingLogger, writeProject } from "../support/project.js";
+import { freePort } from "../support/listen.js";
 import { eventually, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
@@ -27,15 +27,6 @@ const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function run(args: string[], cwd: string) {
   const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), ...args], {
