@@ -369,4 +369,15 @@ describe.skipIf(!run)("the chat page reads well (Chromium)", () => {
     await shot(page, "12-access-approved");
     await page.context().close();
   });
+
+  it("an address with a malformed or unknown session key opens a session anyway, and says what it could not open", async () => {
+    for (const hash of ["%E0%A4%A", "%", "agent:nobody:http:x"]) {
+      const page = await open(hash);
+      const view = await viewOf(page);
+      const remark = view.transcript.find((item) => item.kind === "note");
+      expect(remark?.text).toContain("The address named a session this page cannot open");
+      expect(page.url()).toMatch(/#agent:[a-z]+:http:/);
+      await page.context().close();
+    }
+  });
 });

@@ -254,11 +254,27 @@ async function start(): Promise<void> {
     }),
   );
   await sessions.load().catch(showError);
-  const fromUrl = parseKey(decodeURIComponent(location.hash.slice(1)));
+  const asked = keyInAddress();
+  const fromUrl = asked === undefined ? undefined : parseKey(asked);
   const known = fromUrl && agents.some((agent) => agent.id === fromUrl.agent) ? fromUrl.key : undefined;
   const defaultAgent = body.default ?? agents.find((agent) => agent.id === "main")?.id ?? agents[0]?.id ?? "main";
   const newestWeb = sessions.entries.find((entry) => parseKey(entry.key)?.channel === "http")?.key;
   await openSession(known ?? newestWeb ?? httpKey(defaultAgent, "default"));
+  // An address naming no session this gateway has (a typo, a bad escape, an agent gone): said, not silently replaced.
+  if (asked !== undefined && asked !== "" && known === undefined) {
+    transcript.remark(`The address named a session this page cannot open (${JSON.stringify(asked.slice(0, 80))}); this one is open instead.`);
+  }
+}
+
+/** The session key after `#`, decoded; a malformed escape (`#%E0%A4%A`) is taken as written. Undefined without a `#`. */
+function keyInAddress(): string | undefined {
+  const raw = location.hash.slice(1);
+  if (raw === "") return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 /** The first load: a gateway that cannot be reached is the banner, and the page tries again (doubling from 1 s to 30 s). */

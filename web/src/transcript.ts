@@ -85,7 +85,7 @@ export class Transcript {
 
   /** Whether nothing of the conversation is shown (the first screen is then). */
   get empty(): boolean {
-    return this.list.querySelector(":scope > :not(.welcome)") === null;
+    return this.list.querySelector(":scope > :not(.welcome):not(.remark)") === null;
   }
 
   /** The first screen's card, at the end of the list (an empty session's only item). */
@@ -109,6 +109,11 @@ export class Transcript {
   delivery(delivery: Delivery, label?: string): void {
     const element = deliveryElement(delivery, this.agent, label);
     this.add(element);
+  }
+
+  /** A remark of the page's own about what it shows (the address named no session it can open): it leaves the first screen be. */
+  remark(text: string): void {
+    this.add(h("li", { class: "msg note remark" }, h("pre", { class: "text", text })));
   }
 
   note(text: string): void {
@@ -175,8 +180,8 @@ export class Transcript {
 
   /** Appends to the list; the Follower (follow.ts) keeps the end in view while the reader is there. */
   private add(element: HTMLElement): void {
-    // Anything of the conversation ends the first screen.
-    if (!element.classList.contains("welcome")) this.dropWelcome();
+    // Anything of the conversation ends the first screen (a note of the page's own does not).
+    if (!element.classList.contains("welcome") && !element.classList.contains("remark")) this.dropWelcome();
     this.list.append(element);
   }
 }
