@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeModelServer, type RecordedRequest, type Reply, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
@@ -63,6 +64,33 @@ function model(request: RecordedRequest): Reply | Promise<Reply> {
 }
 
 describe("the session folder of the real gateway process", () => {
+  it("a lock left by a gateway that is a zombie now (killed, not yet reaped by its parent) does not keep the next one from starting", async () => {
+    const project = writeProject({ config: { session: { store: "jsonl" } } });
+    // A process that is a zombie while the test runs: sh's background child, which the sleep sh becomes never reaps.
+    const holder = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    children.push(holder);
+    const zombie = Number(
+      (await within("the zombie's pid", new Promise<string>((resolve) => holder.stdout!.once("data", (d: Buffer) => resolve(d.toString()))))).trim(),
+    );
+    await eventually(() => expect(readFileSync(`/proc/${zombie}/stat`, "utf8")).toMatch(/\) Z /));
+    // What the gateway killed there had written: its pid, and (as every gateway now writes) its start and boot.
+    const stat = readFileSync(`/proc/${zombie}/stat`, "utf8");
+    const lock = {
+      pid: zombie,
+      host: hostname(),
+      started_at: "a moment ago",
+      start_ticks: stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19],
+      boot_id: readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim(),
+    };
+    mkdirSync(path.join(project, "sessions"), { recursive: true });
+    writeFileSync(path.join(project, "sessions", "picoclaw.lock"), JSON.stringify(lock));
+    const gateway = startGateway(project);
+    const url = await listening(gateway);
+    expect((await chat(url, "hello")).status).toBe(200);
+    gateway.child.kill("SIGTERM");
+    expect(await gateway.exited).toBe(0);
+  });
+
   it("kill -9 in the middle of a turn, then a restart: every completed turn is there exactly once, and the next turn works", { timeout: 120_000 }, async () => {
     const server = await FakeModelServer.start(model);
     servers.push(server);

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -258,7 +259,7 @@ describe("the JSONL session store", () => {
     }
     expect(refusal).toBeInstanceOf(SessionDirBusyError);
     expect((refusal as SessionDirBusyError).code).toBe("sessions_locked");
-    expect((refusal as Error).message).toContain(`the session folder ${dir} is in use: another gateway (process ${process.pid} on `);
+    expect((refusal as Error).message).toContain(`the session folder ${dir} is in use: this process holds ${path.join(dir, LOCK_FILE)} already`);
     await first.close();
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
     // A lock whose process is gone (killed, or the machine lost power): no process has this id.
@@ -267,6 +268,36 @@ describe("the JSONL session store", () => {
     expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), "utf8")).pid).toBe(process.pid);
     await taker.append(KEY, turn(1));
     expect(await reread(taker)).toEqual(turn(1));
+  });
+
+  it("a lock naming this process's own pid, left by a run before (a container's PID 1 after a restart), is taken over", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: process.pid, host: hostname(), started_at: "earlier", start_ticks: "1", boot_id: bootId }));
+    const store = open();
+    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), "utf8")).start_ticks).not.toBe("1");
+    await store.close();
+  });
+
+  it("a lock naming a live pid with another start time (the pid reused by another process), or from another boot, is taken over; the live owner itself is refused", async () => {
+    const dir = tempDir();
+    const { open } = opener(dir);
+    const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    // The parent process runs (the test runner): its real start time, as its own lock would say.
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    const startTicks = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]!;
+    const lockOf = (fields: object) =>
+      writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: process.ppid, host: hostname(), started_at: "earlier", ...fields }));
+    lockOf({ start_ticks: startTicks, boot_id: bootId });
+    expect(() => open()).toThrow(`another gateway (process ${process.ppid} on ${hostname()}, since earlier) owns it`);
+    lockOf({ start_ticks: String(Number(startTicks) + 1), boot_id: bootId });
+    await open().close();
+    lockOf({ start_ticks: startTicks, boot_id: "another-boot" });
+    await open().close();
+    // A lock of an older gateway that recorded no start time: a live pid is taken at its word.
+    lockOf({});
+    expect(() => open()).toThrow(SessionDirBusyError);
   });
 
   it("an evicted session is read back from its file; reading its page does not bring it into memory", async () => {
