@@ -164,6 +164,49 @@ describe("the JSONL session store", () => {
     expect(lines(file)).toEqual([...turn(1), ...turn(3)]);
   });
 
+  describe("a damaged end of file loses no acknowledged turn", () => {
+    /** Three completed turns written by the store, then `tail` appended (or `head` prepended) by the damage. */
+    async function damaged(damage: { head?: string; tail?: string }) {
+      const dir = tempDir();
+      const { open, warnings } = opener(dir);
+      const first = open();
+      for (const n of [1, 2, 3]) await first.append(KEY, turn(n, n === 2));
+      await first.close();
+      const file = historyFile(dir);
+      writeFileSync(file, `${damage.head ?? ""}${readFileSync(file, "utf8")}${damage.tail ?? ""}`);
+      const store = open();
+      return { store, file, warnings };
+    }
+    const all = [...turn(1), ...turn(2, true), ...turn(3)];
+
+    it("NUL padding after the last line (a file system's, after a crash) is ignored: 3 turns are 3", async () => {
+      const { store, file, warnings } = await damaged({ tail: "\0".repeat(4096) });
+      expect(await reread(store)).toEqual(all);
+      expect(warnings).toEqual([`${file}: ends in 4096 bytes of padding after line 8; ignored`]);
+      // And the next turn goes after the third, the padding gone.
+      await store.append(KEY, turn(4));
+      expect(lines(file)).toEqual([...all, ...turn(4)]);
+    });
+
+    it("stray bytes after the last complete turn are left out, and the turn before them stays", async () => {
+      const { store, file, warnings } = await damaged({ tail: "xy\u0001z" });
+      expect(await reread(store)).toEqual(all);
+      expect(warnings).toEqual([`${file}: line 9 is cut short (4 bytes without a line break: a write that never finished); left out`]);
+    });
+
+    it("a torn non-user line after a complete turn (a record's write cut short) leaves the turn be", async () => {
+      const { store, warnings } = await damaged({ tail: '{"role":"assistant","content":"half' });
+      expect(await reread(store)).toEqual(all);
+      expect(warnings).toHaveLength(1);
+    });
+
+    it("a byte-order mark before the first line does not cost the first message", async () => {
+      const { store, warnings } = await damaged({ head: "\uFEFF" });
+      expect(await reread(store)).toEqual(all);
+      expect(warnings).toEqual([]);
+    });
+  });
+
   it("keys map to distinct, safe file names, readable back (case, punctuation, length)", () => {
     const keys = [
       "agent:main:http:Bob",

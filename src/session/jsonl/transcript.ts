@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../../models/message.js";
+import { type ChatMessage, isRecord } from "../../models/message.js";
 
 /**
  * A session's file as text: one OpenAI-style message per line (JSONL), read
@@ -22,13 +22,24 @@ export interface ParsedTranscript {
 
 /**
  * The messages of a session file. A line that is not a message (not JSON,
- * or not shaped like one) is skipped. A last line without its line break is
- * a write cut short (a crash, a full disk): the turn it belongs to never
- * finished, so it is left out whole (a turn is written at once, starting
- * with its user message). Each is reported, naming `file` and the line's
- * number (from 1).
+ * or not shaped like one) is skipped; a byte-order mark before the first
+ * line is not part of it. What follows the last line break is not a line:
+ * - NUL bytes or blanks only (a file system's padding after a crash) are
+ *   ignored;
+ * - the start of a user message is a turn's write cut short (a crash, a
+ *   full disk) before anything of it was complete, and is left out;
+ * - anything else is cut short too, and belongs to the last turn's write
+ *   unless that turn is complete (its last line is the model's answer, or a
+ *   record written on its own): then only the fragment is left out, and
+ *   every acknowledged turn is read. Otherwise that turn never finished and
+ *   is left out whole (a turn is written at once, starting with its user
+ *   message).
+ * Each is reported, naming `file` and the line's number (from 1).
  */
-export function parseTranscript(text: string, file: string): ParsedTranscript {
+export function parseTranscript(whole: string, file: string): ParsedTranscript {
+  // A byte-order mark (an editor's) is no part of the first message; its bytes still count in what is kept.
+  const bom = whole.startsWith("\uFEFF") ? 1 : 0;
+  const text = bom ? whole.slice(bom) : whole;
   const messages: ChatMessage[] = [];
   const warnings: string[] = [];
   const end = text.lastIndexOf("\n") + 1;
@@ -62,14 +73,22 @@ export function parseTranscript(text: string, file: string): ParsedTranscript {
   if (end < text.length) {
     const torn = text.slice(end);
     const what = `line ${lineNumber + 1} is cut short (${Buffer.byteLength(torn)} bytes without a line break: a write that never finished)`;
-    if (/^\{"role":"user"/.test(torn) || lastUser.index < 0) warnings.push(`${file}: ${what}; left out`);
+    if (/^[\0\s]*$/.test(torn)) warnings.push(`${file}: ends in ${Buffer.byteLength(torn)} bytes of padding after line ${lineNumber}; ignored`);
+    else if (/^\{"role":"user"/.test(torn) || lastUser.index < 0 || turnComplete(messages.at(-1))) warnings.push(`${file}: ${what}; left out`);
     else {
       warnings.push(`${file}: ${what}; the turn it belongs to (from line ${lastUser.line}) never finished and is left out`);
       messages.splice(lastUser.index);
       keep = lastUser.offset;
     }
   }
-  return { messages, warnings, completeBytes: Buffer.byteLength(text.slice(0, keep)) };
+  return { messages, warnings, completeBytes: Buffer.byteLength(whole.slice(0, keep + bom)) };
+}
+
+/** Whether a turn's write ended with this message: the model's answer (no calls left to run), or a record, which is written on its own. */
+function turnComplete(last: ChatMessage | undefined): boolean {
+  if (last === undefined) return false;
+  if (last.role === "assistant") return !last.tool_calls?.length;
+  return isRecord(last);
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
