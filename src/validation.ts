@@ -8,13 +8,18 @@ import type { z } from "zod";
 
 export type PathPart = PropertyKey;
 
+/** A name as an error quotes it: JSON-quoted, and cut to `max` characters (a 100 KB name is not echoed whole). */
+export function quoted(value: string, max = 80): string {
+  return JSON.stringify(value.length > max ? `${value.slice(0, max)}…` : value);
+}
+
 export function formatPath(path: readonly PathPart[]): string {
   let out = "";
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
     else {
       const key = String(part);
-      out += /^[A-Za-z_$][\w$]*$/.test(key) ? (out ? `.${key}` : key) : `[${JSON.stringify(key)}]`;
+      out += /^[A-Za-z_$][\w$]{0,63}$/.test(key) ? (out ? `.${key}` : key) : `[${quoted(key, 64)}]`;
     }
   }
   return out;
@@ -39,7 +44,11 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     case "invalid_key":
       return `invalid name: ${issue.issues.map((inner) => describeIssue(inner)).join("; ")}`;
     case "unrecognized_keys":
-      return issue.keys.length === 1 ? `unknown key "${issue.keys[0]}"` : `unknown keys ${issue.keys.map((k) => `"${k}"`).join(", ")}`;
+      if (issue.keys.length === 1) return `unknown key ${quoted(issue.keys[0]!, 64)}`;
+      return `unknown keys ${issue.keys
+        .slice(0, 10)
+        .map((k) => quoted(k, 64))
+        .join(", ")}${issue.keys.length > 10 ? ` and ${issue.keys.length - 10} more` : ""}`;
     case "invalid_value":
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
     case "invalid_union": {
@@ -61,6 +70,24 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     default:
       return issue.message;
   }
+}
+
+/** The most problems one error answer lists; the rest are counted. */
+export const MAX_LISTED_PROBLEMS = 10;
+
+/**
+ * The problems of a request's body (or a tool call's arguments) as one short
+ * line: the first MAX_LISTED_PROBLEMS, then how many more. However bad the
+ * input, the answer stays small.
+ */
+export function problemsLine(error: z.core.$ZodError): string {
+  return listProblems(describeIssues(error));
+}
+
+/** Problems joined by "; ", the first MAX_LISTED_PROBLEMS only, then how many more. */
+export function listProblems(problems: readonly string[]): string {
+  const shown = problems.slice(0, MAX_LISTED_PROBLEMS).join("; ");
+  return problems.length > MAX_LISTED_PROBLEMS ? `${shown}; and ${problems.length - MAX_LISTED_PROBLEMS} more problems` : shown;
 }
 
 /**

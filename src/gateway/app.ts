@@ -5,7 +5,7 @@ import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID, agentOfKey } from "../session/key.js";
 import { type Timer, realTimer } from "../signals.js";
-import { describeIssues } from "../validation.js";
+import { problemsLine } from "../validation.js";
 import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
@@ -110,7 +110,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   app.post("/v1/chat", async (c) => {
     const body = chatBody.safeParse(await readJson(c.req.raw), { reportInput: true });
-    if (!body.success) throw new RequestError("invalid_request", describeIssues(body.error).join("; "));
+    if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
     const input = {
       agentId: body.data.agent ?? runtime.defaultAgentId,
       channel: "http",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RequestError } from "../errors.js";
 import { IMAGE_LIMITS, type ImageInput, imageProblem } from "../runtime/turn/images.js";
-import { type PathPart, describeIssues, formatPath } from "../validation.js";
+import { type PathPart, describeIssues, formatPath, jsonTypeOf, listProblems, quoted } from "../validation.js";
 
 /**
  * Images in requests: `POST /v1/chat`'s `images` entries, and the content
@@ -38,7 +38,9 @@ export function fromOpenAIContent(content: unknown, at: readonly PathPart[]): { 
     const type = (part as { type?: unknown } | null)?.type;
     const schema = type === "text" ? textPart : type === "image_url" ? imagePart : undefined;
     if (!schema) {
-      problems.push(`${formatPath([...at, i, "type"])}: ${JSON.stringify(type ?? null)} parts are not taken (only "text" and "image_url")`);
+      problems.push(
+        `${formatPath([...at, i, "type"])}: ${typeof type === "string" ? quoted(type, 40) : jsonTypeOf(type ?? null)} parts are not taken (only "text" and "image_url")`,
+      );
       return;
     }
     const parsed = schema.safeParse(part, { reportInput: true });
@@ -56,6 +58,6 @@ export function fromOpenAIContent(content: unknown, at: readonly PathPart[]): { 
     images.push({ url, ...(detail ? { detail } : {}) });
   });
   if (images.length > IMAGE_LIMITS.perMessage) problems.push(`${where}: ${images.length} images; a message may carry at most ${IMAGE_LIMITS.perMessage}`);
-  if (problems.length > 0) throw new RequestError("invalid_request", problems.join("; "));
+  if (problems.length > 0) throw new RequestError("invalid_request", listProblems(problems));
   return { text: texts.join("\n\n"), images };
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { RequestError } from "../errors.js";
 import type { ToolEntry } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { describeIssues } from "../validation.js";
+import { problemsLine } from "../validation.js";
 import { readJson } from "./read-json.js";
 
 /**
@@ -50,7 +50,7 @@ export function mountTools(app: Hono, runtime: Runtime, file: ToolSwitchFile | u
     const name = c.req.param("name");
     runtime.switchableTool(name);
     const body = stateBody.safeParse(await readJson(c.req.raw), { reportInput: true });
-    if (!body.success) throw new RequestError("invalid_request", describeIssues(body.error).join("; "));
+    if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
     const { enabled } = body.data;
     return switching.runExclusive(async () => {
       // Asked again inside the lock: nothing else changes a switch meanwhile, but the answer must be this moment's.

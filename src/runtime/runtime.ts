@@ -44,6 +44,7 @@ import { announceTurns } from "./streams/turn-notices.js";
 import { SystemPrompt } from "./turn/system-prompt.js";
 import { TurnRunner } from "./turn/turn-runner.js";
 import { Work } from "./turn/work.js";
+import { quoted } from "../validation.js";
 
 /**
  * The provider-free core: agents, models, sessions, turns, slash commands.
@@ -281,7 +282,7 @@ export class Runtime {
 
   agent(agentId: string): AgentDefinition {
     const agent = this.agents.get(agentId);
-    if (!agent) throw new RequestError("agent_not_found", `unknown agent "${agentId}"`);
+    if (!agent) throw new RequestError("agent_not_found", `unknown agent ${quoted(agentId)}`);
     return agent;
   }
 

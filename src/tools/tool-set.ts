@@ -2,7 +2,7 @@ import { z } from "zod";
 import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { joinSignals } from "../signals.js";
-import { describeIssues } from "../validation.js";
+import { problemsLine } from "../validation.js";
 import { type ApprovalGate, NOBODY_TO_ASK } from "./approval.js";
 import type { AnyTool } from "./registry.js";
 import { type Redact, noRedaction } from "./redact.js";
@@ -166,7 +166,7 @@ export class ToolSet {
     if (!tool.validatesOwnArguments) {
       const parsed = tool.parameters.safeParse(args, { reportInput: true });
       if (!parsed.success) {
-        return toolResult.error(`invalid arguments for tool "${tool.name}": ${describeIssues(parsed.error).join("; ")}`);
+        return toolResult.error(`invalid arguments for tool "${tool.name}": ${problemsLine(parsed.error)}`);
       }
       args = parsed.data;
     }

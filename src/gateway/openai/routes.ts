@@ -13,6 +13,7 @@ import { SseAnswer, type SseOptions } from "../sse.js";
 import { AssistantContent, type CompletionMeta, chunk, completion, finishReason, toolCallsOf, usageOf } from "./completion.js";
 import { type CompletionRequest, readCompletionRequest } from "./request.js";
 import { OPENAI_CHANNEL } from "./channel.js";
+import { quoted } from "../../validation.js";
 
 export { OPENAI_CHANNEL };
 
@@ -54,7 +55,7 @@ export function mountOpenAi(app: Hono, runtime: Runtime, streams: SseOptions & {
 }
 
 export function modelNotFound(id: string): RequestError {
-  return new RequestError("model_not_found", `The model ${JSON.stringify(id)} does not exist: a model here is an agent id (GET /v1/models lists them)`);
+  return new RequestError("model_not_found", `The model ${quoted(id)} does not exist: a model here is an agent id (GET /v1/models lists them)`);
 }
 
 /** The message's input: on the session the request names, or a stateless conversation. */

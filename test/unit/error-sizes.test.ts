@@ -1,0 +1,53 @@
+/**
+ * Bad input gets a short answer, however bad it is: a body of thousands of
+ * bad parts lists the first few problems and counts the rest; names from
+ * the request are quoted cut short; bytes that are not UTF-8 are refused,
+ * not silently replaced.
+ */
+import { describe, expect, it } from "vitest";
+import { MAX_LISTED_PROBLEMS } from "../../src/validation.js";
+import { harness, jsonOf } from "../support/project.js";
+
+const post = (body: string | Uint8Array, path = "/v1/chat") => ({ method: "POST", headers: { "content-type": "application/json" }, body, path });
+
+describe("error answers stay small", () => {
+  it("a 900 KB body of bad content parts is a short 400 listing the first problems and counting the rest", async () => {
+    const h = harness();
+    const parts = Array.from({ length: 30_000 }, () => ({ type: "video", video: "x" }));
+    const body = JSON.stringify({ model: "main", messages: [{ role: "user", content: parts }] });
+    expect(body.length).toBeGreaterThan(800_000);
+    const res = await h.request("/v1/chat/completions", post(body));
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text.length).toBeLessThan(4_000);
+    expect(text).toMatch(/and \d+ more problems/);
+    const chat = await h.request("/v1/chat", post(JSON.stringify({ message: "hi", images: Array.from({ length: 5_000 }, () => ({ url: 7 })) })));
+    expect(chat.status).toBe(400);
+    const chatError = (await jsonOf(chat)).error.message as string;
+    expect(chatError.length).toBeLessThan(4_000);
+    expect(chatError.split("; ").length).toBe(MAX_LISTED_PROBLEMS + 1);
+  });
+
+  it("a 100 KB agent or model name is quoted cut short, never echoed whole", async () => {
+    const h = harness();
+    const name = "a".repeat(100_000);
+    const chat = await jsonOf(await h.request("/v1/chat", post(JSON.stringify({ message: "hi", agent: name }))));
+    expect(chat.error.code).toBe("agent_not_found");
+    expect(chat.error.message).toBe(`unknown agent "${"a".repeat(80)}…"`);
+    const openai = await h.request("/v1/chat/completions", post(JSON.stringify({ model: name, messages: [{ role: "user", content: "hi" }] })));
+    expect(openai.status).toBe(404);
+    expect((await openai.text()).length).toBeLessThan(1_000);
+    // An unknown key with a huge name, too.
+    const key = await jsonOf(await h.request("/v1/chat", post(JSON.stringify({ message: "hi", [name]: 1 }))));
+    expect(key.error.message.length).toBeLessThan(300);
+  });
+
+  it("a body that is not UTF-8 is 400 invalid_json, and nothing runs", async () => {
+    const h = harness();
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"message":"hi '), 0xc3, 0x28, ...new TextEncoder().encode('"}')]);
+    const res = await h.request("/v1/chat", post(bytes));
+    expect(res.status).toBe(400);
+    expect(await jsonOf(res)).toEqual({ error: { code: "invalid_json", message: "the body is not valid UTF-8" } });
+    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+  });
+});
