@@ -12,7 +12,7 @@
 // (dist/features/mcp/index.js, ...), loaded on first use; undici (the model
 // transport) is a chunk of its own too, loaded with the first model call.
 // The packages only such optional code needs (the MCP SDK, ajv, grammY,
-// @discordjs) stay in node_modules. Type declarations come from tsc; `--no-types`
+// @discordjs, pg) stay in node_modules. Type declarations come from tsc; `--no-types`
 // leaves them as they are (npm start rebuilds with it: running needs only
 // the JavaScript, in under a second, while tsc takes several). The last
 // step records a digest of what the build was made from
@@ -34,7 +34,7 @@ const src = path.join(root, "src");
  * configs use (and jsonc-parser, a UMD module esbuild cannot follow, loaded
  * by the tool library's first switch).
  */
-const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws", "jsonc-parser"];
+const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws", "jsonc-parser", "pg"];
 
 /** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
 function packageEntries() {

@@ -139,8 +139,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     });
   } catch (error) {
     // Lets go of the session folder (nothing was written yet: this returns at once).
-    void ports.history.close().catch(() => {});
-    void ports.state?.close().catch(() => {});
+    void Promise.allSettled([ports.history.close(), ports.state?.close()]).then(() => ports.connection?.close().catch(() => {}));
     throw error;
   }
   const names = new Set(loaded.config.model_list.map((m) => m.model_name));
@@ -252,6 +251,7 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
   const preloaded: Preloaded[] = [];
   const abandon = () => Promise.allSettled(preloaded.map((p) => p.abandon?.()));
   const own = house.features.length;
+  let done: Bootstrapped;
   try {
     // The house's features, then the embedder's own (given to bootstrap's options), each preloaded in turn.
     for (const feature of [...house.features, ...(opts.features ?? [])]) {
@@ -275,11 +275,19 @@ export async function prepare(loaded: LoadedConfig, given: BootstrapOptions): Pr
       for (const tool of done.tools ?? []) taken.set(tool.name, `feature "${feature.name}"`);
     }
     const features = preloaded.map((p) => p.feature);
-    return assemble(loaded, { ...opts, features: features.slice(own) }, features.slice(0, own));
+    done = assemble(loaded, { ...opts, features: features.slice(own) }, features.slice(0, own));
   } catch (error) {
     await abandon();
     throw error;
   }
+  // A store reached over a connection (a database) is reached, and its schema migrated, before the gateway listens.
+  try {
+    await done.runtime.storeReady();
+  } catch (error) {
+    await done.runtime.close(0);
+    throw error;
+  }
+  return done;
 }
 
 /** The skills the package ships (`skills/` beside `dist/` and `src/`). */

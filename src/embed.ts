@@ -40,7 +40,7 @@ export {
   type Delivery,
 } from "./port/feature.js";
 export type { ChannelType } from "./port/channel-type.js";
-export type { SessionStoreAdapter, SessionPorts, StoreContext } from "./session/store.js";
+export type { SessionStoreAdapter, SessionPorts, StoreContext, StoreConnection } from "./session/store.js";
 export type { ProviderAdapter } from "./models/adapter.js";
 export type { Command, CommandContext } from "./port/command.js";
 export type { FeatureRoute, RouteRequest, RouteAnswer, RouteMethod } from "./port/route.js";

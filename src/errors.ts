@@ -32,6 +32,7 @@ export type ErrorCode =
   | "turn_timeout"
   | "sessions_locked"
   | "storage_failed"
+  | "store_unavailable"
   | `model_${ModelErrorClass}`;
 
 export class PicoclawError extends Error {

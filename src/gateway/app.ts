@@ -24,6 +24,7 @@ import { type PageFiles, mountPage } from "./page.js";
 import { limitBodies } from "./body-limit.js";
 import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
+import { readiness } from "./ready-route.js";
 import { mountFeatureRoutes, sessionKeyParam } from "./routes.js";
 import { deleteSession, sessionList } from "./sessions-route.js";
 import { type ToolSwitchFile, mountTools } from "./tools-route.js";
@@ -94,6 +95,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.use("*", originGuard(opts.allowedOrigins ?? []));
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  app.get("/ready", readiness(runtime, logger));
 
   // The chat page, outside /v1: it holds no secret and asks for the token itself.
   if (opts.page) mountPage(app, opts.page);

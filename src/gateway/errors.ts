@@ -27,6 +27,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   turn_timeout: 504,
   sessions_locked: 500,
   storage_failed: 500,
+  store_unavailable: 503,
   model_auth: 502,
   model_rate_limit: 502,
   model_timeout: 502,

@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.js";
 import type { Clock, Feature, Locations } from "../port/feature.js";
 import type { Logger } from "../log.js";
 import type { FeatureStateStore } from "../session/feature-state.js";
+import type { StoreConnection } from "../session/store.js";
 import type { HistoryStore } from "../session/history.js";
 import type { SessionOutbox } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
@@ -36,6 +37,8 @@ export interface RuntimeOptions {
   stops?: StopBoard;
   outbox?: SessionOutbox;
   state?: FeatureStateStore;
+  /** The store's connection, when it is reached over one (session/store.ts). */
+  connection?: StoreConnection;
   /** Keys of `tools` that are no tool's section (the layout's: `max_result_bytes`, `plugins`, `mcp`...); default: those of `features`. */
   reservedToolKeys?: readonly string[];
   /** `PICOCLAW_TOOLS_<NAME>_ENABLED` for tools that are not built in. */

@@ -24,6 +24,7 @@ import type { TurnOrder } from "../session/turn-order.js";
 import { type FeatureStateStore, stateView } from "../session/feature-state.js";
 import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
+import type { StoreConnection } from "../session/store.js";
 import { withInProcessPorts } from "./assembly/session-ports.js";
 import { featureHost } from "./host.js";
 import { processEnvironment } from "./assembly/process-env.js";
@@ -70,6 +71,8 @@ export class Runtime {
   private readonly stops: StopBoard;
   /** Features' durable state (each sees its own namespace). */
   private readonly state: FeatureStateStore;
+  /** The store's connection, when it has one (a database). */
+  private readonly connection: StoreConnection | undefined;
   private readonly shutdown = new AbortController();
   private readonly work = new Work();
   /** Background turns asked for and not yet ended: a clear drops them. */
@@ -105,6 +108,7 @@ export class Runtime {
     this.stops = ports.stops;
     this.outbox = ports.outbox;
     this.state = ports.state;
+    this.connection = opts.connection;
     this.watches = new MessageWatches(this.events);
     this.oneMessage = new OneMessageSessions({
       history: this.history,
@@ -523,7 +527,21 @@ export class Runtime {
     try {
       await this.state.close();
     } finally {
-      await this.history.close();
+      try {
+        await this.history.close();
+      } finally {
+        await this.connection?.close();
+      }
     }
+  }
+
+  /** Resolves once the session store can be used (a database reached, its schema migrated); at once for a store in this process. */
+  async storeReady(): Promise<void> {
+    await this.connection?.ready();
+  }
+
+  /** Resolves when the session store answers now (GET /ready); rejects saying why it does not. A store in this process always answers. */
+  async probeStore(): Promise<void> {
+    await this.connection?.probe();
   }
 }

@@ -89,22 +89,8 @@ export class StateNamespace {
   next(key: string, value: unknown, expect: number | undefined): StateEntry | undefined {
     const found = this.entries.get(key);
     if (expect !== undefined && (found?.version ?? 0) !== expect) return undefined;
-    const text = JSON.stringify(value);
-    if (text === undefined) throw new RequestError("invalid_request", `state ${this.name}/${key}: the value is not JSON`);
-    const entry: StateEntry = { key, value: JSON.parse(text), version: (found?.version ?? 0) + 1 };
-    const size = this.total - (found ? sizeOf(found) : 0) + sizeOf(entry);
-    if (!found && this.entries.size >= this.limits.maxKeys) {
-      throw new RequestError(
-        "state_full",
-        `state ${this.name}: it holds ${this.entries.size} entries, the most it may (session.state_max_keys); remove one first`,
-      );
-    }
-    if (size > this.limits.maxBytes) {
-      throw new RequestError(
-        "state_full",
-        `state ${this.name}: ${key} would make it ${size} bytes, more than session.state_max_bytes (${this.limits.maxBytes})`,
-      );
-    }
+    const entry: StateEntry = { key, value: jsonValue(this.name, key, value), version: (found?.version ?? 0) + 1 };
+    checkStateRoom(this.name, this.limits, key, { keys: this.entries.size, bytes: this.total - (found ? sizeOf(found) : 0) + sizeOf(entry), isNew: !found });
     return entry;
   }
 
@@ -112,7 +98,7 @@ export class StateNamespace {
   set(entry: StateEntry): void {
     const found = this.entries.get(entry.key);
     if (found) this.total -= sizeOf(found);
-    const kept = Object.freeze({ key: entry.key, value: deepFreeze(entry.value), version: entry.version });
+    const kept = frozenEntry(entry);
     this.entries.set(entry.key, kept);
     this.total += sizeOf(kept);
   }
@@ -131,7 +117,36 @@ export class StateNamespace {
   }
 }
 
-const sizeOf = (entry: StateEntry) => jsonBytes(entry.key) + jsonBytes(entry.value);
+/** UTF-8 bytes an entry counts for against session.state_max_bytes. */
+export const sizeOf = (entry: Pick<StateEntry, "key" | "value">) => jsonBytes(entry.key) + jsonBytes(entry.value);
+
+/** The value as JSON carries it (a copy); a RequestError `invalid_request` for one JSON cannot carry. */
+export function jsonValue(namespace: string, key: string, value: unknown): unknown {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new RequestError("invalid_request", `state ${namespace}/${key}: the value is not JSON`);
+  return JSON.parse(text);
+}
+
+/**
+ * Throws a RequestError `state_full` when a change would take the namespace
+ * past its limits: `keys` entries before it, `bytes` together after it.
+ */
+export function checkStateRoom(namespace: string, limits: StateLimits, key: string, after: { keys: number; bytes: number; isNew: boolean }): void {
+  if (after.isNew && after.keys >= limits.maxKeys) {
+    throw new RequestError("state_full", `state ${namespace}: it holds ${after.keys} entries, the most it may (session.state_max_keys); remove one first`);
+  }
+  if (after.bytes > limits.maxBytes) {
+    throw new RequestError(
+      "state_full",
+      `state ${namespace}: ${key} would make it ${after.bytes} bytes, more than session.state_max_bytes (${limits.maxBytes})`,
+    );
+  }
+}
+
+/** An entry as stores hand it out: frozen all the way down (a change to it is a put, never a change behind the store's back). */
+export function frozenEntry(entry: StateEntry): StateEntry {
+  return Object.freeze({ key: entry.key, value: deepFreeze(entry.value), version: entry.version });
+}
 
 /** A JSON value frozen all the way down. */
 function deepFreeze(value: unknown): unknown {

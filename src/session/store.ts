@@ -41,4 +41,20 @@ export interface SessionPorts {
   stops?: StopBoard;
   outbox?: SessionOutbox;
   state?: FeatureStateStore;
+  /** A store behind a connection (a database): how the gateway waits for it, asks after it, and ends it. */
+  connection?: StoreConnection;
+}
+
+/**
+ * The connection of a store that is reached over one (a database's pool).
+ * Stores in this process (memory, jsonl) have none: they are ready when
+ * they open, and answer for as long as the process runs.
+ */
+export interface StoreConnection {
+  /** Resolves once the store can be used (reached, its schema migrated); start-up waits for it and stops when it rejects. */
+  ready(): Promise<void>;
+  /** Resolves when the store answers now, quickly (GET /ready); rejects with a PicoclawError saying why it does not. */
+  probe(): Promise<void>;
+  /** Ends it, after the ports above were closed (the pool's connections go). */
+  close(): Promise<void>;
 }

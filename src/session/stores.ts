@@ -4,6 +4,7 @@ import { JsonlFeatureState } from "./jsonl/jsonl-state.js";
 import { JsonlHistoryStore } from "./jsonl/jsonl-store.js";
 import { MemoryHistoryStore } from "./memory-history.js";
 import { historyLimits, stateLimits } from "./limits.js";
+import { postgresStore } from "./postgres/postgres-store.js";
 import type { SessionStoreAdapter } from "./store.js";
 
 /**
@@ -30,4 +31,4 @@ export const jsonlStore: SessionStoreAdapter = {
   },
 };
 
-export const BUILTIN_STORES: readonly SessionStoreAdapter[] = [jsonlStore, memoryStore];
+export const BUILTIN_STORES: readonly SessionStoreAdapter[] = [jsonlStore, memoryStore, postgresStore];

@@ -77,7 +77,7 @@ async function startGateway(config: unknown, files: Record<string, string> = {})
 const loads = (modules: string[], part: string) => modules.some((m) => m.includes(part));
 
 describe("what a gateway loads", () => {
-  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, the plugin loader nor the Anthropic answer reader; the OpenAI answer reader comes with the first answer", {
+  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, pg, the plugin loader nor the Anthropic answer reader; the OpenAI answer reader comes with the first answer", {
     timeout: 60_000,
   }, async () => {
     const model = await FakeModelServer.start(() => textCompletion("hello back"));
@@ -110,6 +110,8 @@ describe("what a gateway loads", () => {
         "/dist/features/web/html.js",
         "/dist/features/memory/memory-index.js",
         "/node_modules/minisearch/",
+        "/node_modules/pg/",
+        "/node_modules/pg-protocol/",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }
