@@ -331,4 +331,14 @@ describe("the Telegram channel", () => {
     await api.disconnected();
     expect(api.calls.length).toBe(count);
   });
+
+  it("a Bot API answer over the size cap (a broken or hostile api_root answering 40 MB) is refused and logged, and polling goes on", async () => {
+    const { api, h } = await telegramGateway({
+      before: (api) =>
+        api.answerOnce("getUpdates", 200, { ok: true, result: [{ update_id: 1, message: { message_id: 1, text: "x".repeat(40 * 1024 * 1024) } }] }),
+    });
+    await eventually(() => expect(h.logger.lines.some((line) => /over limit/.test(line.message))).toBe(true), { ms: 30_000 });
+    api.message("still answering?", ALICE);
+    expect((await answers(api, ALICE.id, 1))[0]).toMatch(/^You said: still answering\?/);
+  }, 60_000);
 });

@@ -134,6 +134,13 @@ export class FakeBotApi {
     this.scripted.set(method, list);
   }
 
+  /** The next call of `method` gets this answer, whatever it is (an oversized body, say). */
+  answerOnce(method: string, status: number, body: unknown): void {
+    const list = this.scripted.get(method) ?? [];
+    list.push({ status, body });
+    this.scripted.set(method, list);
+  }
+
   callsOf(method: string): ApiCall[] {
     return this.calls.filter((call) => call.method === method);
   }

@@ -16,6 +16,13 @@ import { type Retry, retryTransformer } from "./retry.js";
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
 /** Time limit of one Bot API request, the long poll included (it asks Telegram to hold at most POLL_TIMEOUT_S). */
 export const REQUEST_TIMEOUT_S = 60;
+/**
+ * The most bytes one Bot API answer may have: a long poll of 100 updates of
+ * the largest messages is well under it; a server answering more (a broken
+ * or hostile `api_root`) gets the request refused (logged, and polling goes
+ * on), not the gateway's memory.
+ */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export interface TelegramApi {
   readonly api: Api;
@@ -30,11 +37,13 @@ export interface TelegramApi {
 export function telegramApi(opts: { token: string; apiRoot: string | undefined; timer: Timer; onRetry: (retry: Retry) => void }): TelegramApi {
   const apiRoot = (opts.apiRoot ?? DEFAULT_API_ROOT).replace(/\/+$/, "");
   const agent = apiRoot.startsWith("https:") ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
-  const api = new Api(opts.token, { apiRoot, timeoutSeconds: REQUEST_TIMEOUT_S, baseFetchConfig: { agent } });
+  // grammY fetches with node-fetch in Node, whose `size` refuses a longer body as it arrives.
+  const baseFetchConfig = { agent, size: MAX_ANSWER_BYTES } as { agent: http.Agent };
+  const api = new Api(opts.token, { apiRoot, timeoutSeconds: REQUEST_TIMEOUT_S, baseFetchConfig });
   api.config.use(retryTransformer(opts.timer, opts.onRetry));
   return {
     api,
-    direct: new Api(opts.token, { apiRoot, timeoutSeconds: REQUEST_TIMEOUT_S, baseFetchConfig: { agent } }),
+    direct: new Api(opts.token, { apiRoot, timeoutSeconds: REQUEST_TIMEOUT_S, baseFetchConfig }),
     describe: (error) => describeApiError(error, opts.token),
     dispose: () => agent.destroy(),
   };
