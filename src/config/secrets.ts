@@ -13,7 +13,12 @@ import type { Config } from "./schema.js";
  *   header values named like secrets (or `Bearer`/`Basic` credentials), an
  *   MCP server's environment entries named like secrets, a URL's password
  *   and secret-named query parameters, `--password=x` / `--api-key x` style
- *   arguments, and `extra_body` values under secret-named keys.
+ *   arguments, and `extra_body` values under secret-named keys;
+ * - and, anywhere in the file, values shaped like secrets whatever their
+ *   place (`shapedSecrets`): a URL's password (`postgres://app:pw@db`), a
+ *   `Password=...;` pair of a connection string, and the token shapes of
+ *   well-known services (`sk-...`, `ghp_...`, `xoxb-...`, `AKIA...`,
+ *   JSON web tokens, private key blocks).
  *
  * What a feature's sections hold in such places (an MCP server's headers,
  * environment and arguments) its config declaration reports, with the
@@ -51,12 +56,44 @@ export function collectSecrets(config: Config, sources: SecretSources): Set<stri
   for (const value of sources.contributed) add(value);
 
   keyedSecrets(config, add);
+  everyString(config, (text) => shapedSecrets(text, add));
   for (const entry of config.model_list) {
     headerSecrets(entry.custom_headers, add);
     urlSecrets(entry.api_base, add);
     bodySecrets(entry.extra_body, false, add);
   }
   return found;
+}
+
+/** Token shapes of well-known services and formats: the whole match is the secret. */
+const TOKEN_SHAPES = [
+  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
+  /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{30,}/g,
+  /\bglpat-[A-Za-z0-9_-]{20,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{35}/g,
+  /\bhf_[A-Za-z0-9]{30,}/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+];
+/** `Password=...;`, `pwd=...&`, `api_key: ...`: a secret-named pair inside a longer text (a connection string). */
+const SECRET_PAIR = /(?:^|[\s;&,?])(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key)\s*[=:]\s*([^\s;&,]+)/gi;
+
+/** Secrets found by their shape in one text, wherever it stands: a URL's password, a secret-named pair, a known token shape. */
+export function shapedSecrets(text: string, add: (value: string) => void): void {
+  if (text.length < 8 || text.length > 64 * 1024) return;
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]*@/i.test(text)) urlSecrets(text, add);
+  for (const match of text.matchAll(SECRET_PAIR)) if (match[1]!.length >= 4) add(match[1]!);
+  for (const shape of TOKEN_SHAPES) for (const match of text.matchAll(shape)) add(match[0]);
+}
+
+/** Every string value of a JSON value, at any depth. */
+function everyString(value: unknown, visit: (text: string) => void): void {
+  if (typeof value === "string") visit(value);
+  else if (Array.isArray(value)) for (const item of value) everyString(item, visit);
+  else if (value !== null && typeof value === "object") for (const item of Object.values(value)) everyString(item, visit);
 }
 
 /** Keys whose string value is a secret wherever they stand (`gateway.token`, `model_list[].api_key`, a channel's `token`). */

@@ -46,6 +46,27 @@ describe("secrets given away by tools", () => {
   });
 });
 
+describe("a secret known by its shape only", () => {
+  it("an MCP server given a database URL with a password (in an entry named like nothing secret) that echoes it: the model, the reply, the history and the log get ***", async () => {
+    const password = "shape-only-db-password-42";
+    const h = await pluggedHarness({
+      config: {
+        ...openaiConfig(model.server.url),
+        tools: {
+          mcp: { servers: { fx: { command: process.execPath, args: [FIXTURE_SERVER], env: { FIXTURE_HELLO: `postgres://app:${password}@db.internal/app` } } } },
+        },
+      },
+    });
+    const { status, json } = await h.chat({ message: call("mcp_fx_leak", {}) });
+    expect(status).toBe(200);
+    await eventually(() => expect(h.logger.lines.some((line) => line.message.startsWith('MCP server "fx" says: logging in with'))).toBe(true));
+    const requests = JSON.stringify(model.server.requests.map((r) => r.body));
+    const everything = [requests, JSON.stringify(json), JSON.stringify(h.logger.lines), JSON.stringify(await h.runtime.historyOf(json.session_key))].join("\n");
+    expect(everything).toContain("postgres://app:***@db.internal/app");
+    expect(everything).not.toContain(password);
+  });
+});
+
 describe("picoclaw config check", () => {
   it("shows no secret that came from ${VAR}, a .env or an environment override, nor one written in the file, anywhere in its output", async () => {
     const secrets = {

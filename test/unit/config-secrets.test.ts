@@ -44,7 +44,16 @@ const CONFIG = {
         db: {
           command: "node",
           args: ["server.js", "--password=${DB_PASSWORD}", "--api-key", "literal-arg-secret-7", "--verbose"],
-          env: { FIXTURE_HELLO: "${HELLO}", MODE: "${SHORT}", DB_PASS: "literal-env-secret-12" },
+          env: {
+            FIXTURE_HELLO: "${HELLO}",
+            MODE: "${SHORT}",
+            DB_PASS: "literal-env-secret-12",
+            // Named like nothing secret: found by their shape.
+            DATABASE_URL: "postgres://app:url-shaped-secret-15@db.internal:5432/app",
+            CONNECTION: "Server=db;User Id=app;Password=pair-shaped-secret-16;",
+            GITHUB: "ghp_shapedSecret17abcdefghijklmnopqrstuv",
+            LOG_LEVEL: "debug",
+          },
         },
         remote: { url: "http://admin:${MCP_PASSWORD}@127.0.0.1:9/mcp?token=literal-query-secret-8&page=2" },
       },
@@ -73,6 +82,9 @@ const SECRETS = [
   "literal-bearer-secret",
   "123456:literal-bot-token-13",
   "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDE.literal-discord-token-14",
+  "url-shaped-secret-15",
+  "pair-shaped-secret-16",
+  "ghp_shapedSecret17abcdefghijklmnopqrstuv",
 ];
 
 describe("the secrets of a loaded config", () => {
@@ -97,7 +109,15 @@ describe("the secrets of a loaded config", () => {
     expect(gpt.extra_body).toEqual({ provider: { secret_token: MASK, order: ["a"] }, mode: "fast" });
     const { db, remote } = sectionAt(shown, "tools.mcp").servers;
     expect(db!.args).toEqual(["server.js", `--password=${MASK}`, "--api-key", MASK, "--verbose"]);
-    expect(db!.env).toEqual({ FIXTURE_HELLO: MASK, MODE: MASK, DB_PASS: MASK });
+    expect(db!.env).toEqual({
+      FIXTURE_HELLO: MASK,
+      MODE: MASK,
+      DB_PASS: MASK,
+      DATABASE_URL: `postgres://app:${MASK}@db.internal:5432/app`,
+      CONNECTION: `Server=db;User Id=app;Password=${MASK};`,
+      GITHUB: MASK,
+      LOG_LEVEL: "debug",
+    });
     expect(remote!.url).toBe(`http://admin:${MASK}@127.0.0.1:9/mcp?token=${MASK}&page=2`);
     expect(shown.gateway.token).toBe(MASK);
     expect(sectionAt(shown, "channel_list")[0].token).toBe(MASK);
