@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { Runtime } from "../runtime/runtime.js";
 import { joinSignals } from "../signals.js";
-import { HEARTBEAT_MS, nodeResponse, sessionItemEvent, sseEvent } from "./sse.js";
+import { HEARTBEAT_MS, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
 
 /** The last event of a stream the gateway ends because it is stopping. */
 const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting down" });
@@ -25,8 +25,13 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
   // The gateway stopping lets the stream say goodbye; a client that left gets nothing more.
   const onEnd = () => (runtime.shutdownSignal.aborted ? subscription.finish() : subscription.close());
   let done = false;
+  // A reader's FIN is its leaving (it sends nothing on an event stream): the subscription goes at once.
+  const stopFin = onClientFin(c, () => {
+    if (!done) onEnd();
+  });
   const finish = () => {
     done = true;
+    stopFin();
     ended.signal.removeEventListener("abort", onEnd);
     ended.dispose();
   };

@@ -112,6 +112,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
     },
   }) as Server;
+  // A client that shuts its sending side once the request is sent (half-close) still reads: its answer is sent,
+  // not its turn aborted. Node's own switch for it (without it, the end of the request's stream counts as the
+  // client gone). A client that goes away entirely still aborts its turn, when the connection closes.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   limitConnections(server, limits.maxConnections, logger);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {

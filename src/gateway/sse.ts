@@ -28,6 +28,24 @@ export function nodeResponse(c: Context): { destroy(): void } | undefined {
 }
 
 /**
+ * Calls `gone` when the client of a stream sends its FIN. The server keeps
+ * half-closed connections open (a client done sending still reads its
+ * answer: server.ts), but a stream's client sends nothing after its request,
+ * so its FIN means it left: the work behind the stream stops at once, not at
+ * the next write. Returns what stops listening.
+ */
+export function onClientFin(c: Context, gone: () => void): () => void {
+  const socket = (c.env as { incoming?: { socket?: NodeJS.EventEmitter & { readableEnded?: boolean } } } | undefined)?.incoming?.socket;
+  if (!socket) return () => {};
+  if (socket.readableEnded) {
+    queueMicrotask(gone);
+    return () => {};
+  }
+  socket.once("end", gone);
+  return () => socket.off("end", gone);
+}
+
+/**
  * A Server-Sent Events answer written as its events happen (a streamed
  * turn): frames queue until the connection takes them, all that is queued
  * going out at once; a comment line (`: ping`) goes out whenever
@@ -56,6 +74,8 @@ export class SseAnswer {
         start: (controller) => {
           this.controller = controller;
           this.beat();
+          const stop = onClientFin(c, () => this.leave(new AbortedError("the client went away")));
+          this.gone.signal.addEventListener("abort", stop, { once: true });
         },
         pull: async (controller) => {
           while (this.queue.length === 0 && !this.ended && !this.gone.signal.aborted) {

@@ -1,8 +1,10 @@
+import { connect } from "node:net";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startGateway } from "../../src/gateway/server.js";
 import type { RuntimeEvents } from "../../src/port/events.js";
-import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
+import { FakeModelServer, textCompletion, toolCallCompletion } from "../support/fake-openai.js";
 import { harness, openaiConfig } from "../support/project.js";
+import { testTools } from "../support/tools.js";
 import { waitFor, within } from "../support/wait.js";
 
 describe("the node server", () => {
@@ -31,8 +33,32 @@ describe("the node server", () => {
     );
   });
 
-  it("a client that disconnects aborts its turn, down to the model request", async () => {
-    const model = await FakeModelServer.start(() => ({ ...textCompletion("too late"), delayMs: 30_000 }));
+  it("a client of a streamed answer that disconnects aborts its turn, down to the model request", async () => {
+    let calls = 0;
+    const model = await FakeModelServer.start(() =>
+      ++calls === 1 ? toolCallCompletion([{ name: "echo", args: { text: "first" } }]) : { ...textCompletion("too late"), delayMs: 30_000 },
+    );
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url), tools: testTools });
+    const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.on("turn.end", resolve));
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const client = new AbortController();
+    const res = await fetch(`${running.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "hi", stream: true }),
+      signal: client.signal,
+    });
+    await waitFor("the model's second request", () => model.requests.length > 1, { instead: () => `it got ${model.requests.length}` });
+    client.abort();
+    await res.body?.cancel().catch(() => {});
+    expect((await within("the turn's end", ended)).outcome).toBe("aborted");
+    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+  });
+
+  it("an unstreamed answer whose client sent its FIN (gone, or only done sending: TCP cannot tell) runs to its end and is kept", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("kept anyway"), delayMs: 300 }));
     onTestFinished(() => model.close());
     const h = harness({ config: openaiConfig(model.url) });
     const ended = new Promise<RuntimeEvents["turn.end"]>((resolve) => h.runtime.on("turn.end", resolve));
@@ -48,8 +74,37 @@ describe("the node server", () => {
     await waitFor("the model's first request", () => model.requests.length > 0, { instead: () => "it got none" });
     client.abort();
     expect(await request).toBeInstanceOf(Error);
-    expect((await within("the turn's end", ended)).outcome).toBe("aborted");
-    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+    expect((await within("the turn's end", ended)).outcome).toBe("done");
+    expect((await h.runtime.historyOf("agent:main:http:default")).map((m) => m.content)).toEqual(["hi", "kept anyway"]);
+  });
+
+  it("a half-closed client (it shuts its sending side once the request is sent) gets its whole answer, and its turn is kept", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("worth the wait"), delayMs: 300 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const { port } = new URL(running.url);
+    const body = JSON.stringify({ message: "hi", session: "half" });
+    const answer = await within(
+      "the answer on the half-closed connection",
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => {
+          socket.write(
+            `POST /v1/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+          );
+          // The client's FIN: it sends no more, and still reads.
+          socket.end();
+        });
+        let text = "";
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        socket.on("close", () => resolve(text));
+        socket.on("error", reject);
+      }),
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(answer).toContain('"reply":"worth the wait"');
+    expect((await h.runtime.historyOf("agent:main:http:half")).map((m) => m.content)).toEqual(["hi", "worth the wait"]);
   });
 
   it("DELETE /v1/sessions/<key> over a real connection, with no body and so no Content-Type, clears the session", async () => {
