@@ -181,8 +181,13 @@ export interface FeatureHost {
   agent(agentId: string): AgentDefinition;
   /** Whether the agent may use the tool (enabled in config and allowed by its AGENT.md). */
   hasTool(agentId: string, tool: string): boolean;
-  /** A system note the agent's next turn in the session gets, once (it is not kept in the history). */
-  noteForNextTurn(agentId: string, sessionKey: string, note: string): void;
+  /**
+   * A system note the agent's next turn in the session gets, once, just
+   * before its new message (it is not kept in the history, nor shown to the
+   * user). One note waits per `topic` (default `"note"`): a later one of the
+   * topic replaces it, and `undefined` forgets it.
+   */
+  noteForNextTurn(agentId: string, sessionKey: string, note: string | undefined, topic?: string): void;
   /** Runs a turn of `agent` on `sessionKey`, queued behind the session's turns; nothing it delivers reaches the user (a sub-turn). */
   runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
   /**

@@ -9,6 +9,7 @@ import { type ListPlanChange, createTodoTool, readTodos } from "./list/tool.js";
 import { createPhasesTool } from "./phases/tool.js";
 import { type SharedPlanStore, type TodoStyle, createPlanStore, listAsPhases, listView, phasesView } from "./plans.js";
 import { TODO_STYLES, todoSection } from "./config.js";
+import { TODO_FAILED, TODO_REMINDER_TOPIC, todoFailures } from "./failures.js";
 
 export const TODO_TOOL = "todo";
 
@@ -39,6 +40,14 @@ export const todoFeature = defineFeature({
       events.emit("plan.updated", { agentId, sessionKey, ...call, ...update });
       host.notify(sessionKey, "plan.updated", { agent: agentId, session_key: sessionKey, style: update.style, plan: update.phases });
     };
+    // A failed call (either style): the model's next turn is told, once, and the user's views that the plan may be stale.
+    const failures = todoFailures({
+      remind: (agentId, sessionKey, note) => host.noteForNextTurn(agentId, sessionKey, note, TODO_REMINDER_TOPIC),
+      notify: (agentId, sessionKey) => host.notify(sessionKey, "plan.failed", { agent: agentId, session_key: sessionKey, message: TODO_FAILED }),
+    });
+    events.on("tool.end", (e) => {
+      if (e.tool === TODO_TOOL) failures.ended(e.agentId, e.sessionKey, e.isError);
+    });
     // What the tools publish (`ctx.publish`) is the plan after their change.
     events.on("tool.update", (e) => {
       if (e.tool === TODO_TOOL) {
@@ -63,7 +72,7 @@ export const todoFeature = defineFeature({
       tools: [createTodoTool(listView(store))],
       origin: () => BUILT_IN_ORIGIN,
       toolFor: (tool, agent) => (styleOf(agent) === "phases" ? phasesTool : tool),
-      sessionState: [store],
+      sessionState: [store, failures],
       commands: [
         todoCommand({
           store,
