@@ -208,6 +208,8 @@ export interface FeatureHost {
    * secrets, or any value holding a configured secret.
    */
   readonly processEnv: Readonly<Record<string, string>>;
+  /** Whether the session's history is kept beyond the process (the store's files, a database): a restart finds it again. */
+  isDurableSession(sessionKey: string): boolean;
   /** Whether a session is a chat channel's (a channel_list entry's chat, or a subagent under one): input from people outside the gateway's operator. */
   isChatSession(sessionKey: string): boolean;
   /** The agent's workspace: the confined file system its file tools go through (the agent's `workspace`, with the config's policy). */

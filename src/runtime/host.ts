@@ -71,6 +71,7 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     agent: (agentId) => p.agent(agentId),
     workspace: (agentId) => p.workspaces.of(p.agent(agentId)),
     processEnv: p.processEnv,
+    isDurableSession: (sessionKey) => p.history.isDurable?.(sessionKey) ?? false,
     isChatSession: (sessionKey) => {
       const parts = parseSessionKey(sessionKey);
       // A key that is not one of ours is taken for a chat's: the safe answer.
