@@ -15,6 +15,7 @@ import { ModelCatalog, type ModelCatalogOptions } from "./models/catalog.js";
 import type { Fetch } from "./models/transport.js";
 import { BUILT_IN_ORIGIN, type Clock, EMBEDDER_ORIGIN, type Feature, type Locations, type Preloaded } from "./port/feature.js";
 import { Runtime } from "./runtime/runtime.js";
+import { temperatureWarnings } from "./models/openai.js";
 import { OPENAI_CHANNEL } from "./gateway/openai/channel.js";
 import type { HistoryStore } from "./session/history.js";
 import type { SessionPorts } from "./session/store.js";
@@ -146,7 +147,11 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
   const problems = [...catalog.agents.values()]
     .filter((agent) => agent.model !== undefined && !names.has(agent.model))
     .map((agent) => `${agent.file}: model "${agent.model}" is not a model_name in model_list (it has: ${[...names].join(", ")})`);
-  return { runtime, warnings: [...loaded.warnings, ...catalog.warnings, ...runtime.startupWarnings()].map(redact), problems };
+  return {
+    runtime,
+    warnings: [...loaded.warnings, ...catalog.warnings, ...temperatureWarnings(loaded.config), ...runtime.startupWarnings()].map(redact),
+    problems,
+  };
 }
 
 /** An embedder's feature given to bootstrap must bring no config: its sections would not be in the schema the config was read with. */

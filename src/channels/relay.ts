@@ -208,8 +208,9 @@ export class ChatRelay {
   /**
    * What the session delivers goes to the chat, and so do the requests that
    * wait for the chat's person (an approval, an ask_user question) and their
-   * decisions, when the transport can show them; other notices (a subagent
-   * started) are for other views. Never throws: it runs inside the turn.
+   * decisions, when the transport can show them, and the word that a todo
+   * call failed (`plan.failed`); other notices (a subagent started) are for
+   * other views. Never throws: it runs inside the turn.
    */
   private delivered(chat: Chat, item: SessionItem): void {
     if (item.type === "delivery") {
@@ -227,6 +228,9 @@ export class ChatRelay {
     } else if (item.event === "approval.resolved" && transport.approvalResolved) {
       const resolved = { id: text("id"), decision: text("decision"), by: text("by") };
       this.enqueue(chat, (signal) => transport.approvalResolved!(chat.id, resolved, signal));
+    } else if (item.event === "plan.failed" && text("message") !== "") {
+      // A todo call failed: the plan the person last saw may be stale (the model's result is unchanged).
+      this.send(chat, text("message"), "todo");
     } else if (item.event === "question.asked" && transport.askQuestion) {
       const options = Array.isArray(data.options) ? data.options.filter((o): o is string => typeof o === "string") : [];
       const question = { id: text("id"), question: text("question"), options };

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { Logger } from "../log.js";
+import type { TokenUsage } from "../port/events.js";
 import type { MessageEvent } from "../runtime/streams/message-stream.js";
 import type { MessageInput, MessageOutcome } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -19,7 +20,17 @@ export function chatAnswer(outcome: MessageOutcome): Record<string, unknown> {
     ...(outcome.stopped ? { stopped: true } : {}),
     // The message answered an ask_user question: the turn that asked goes on, and answers its own request.
     ...(outcome.answered ? { answered: true } : {}),
-    ...(outcome.usage ? { usage: { input_tokens: outcome.usage.inputTokens, output_tokens: outcome.usage.outputTokens } } : {}),
+    ...(outcome.usage ? { usage: chatUsage(outcome.usage) } : {}),
+  };
+}
+
+/** `/v1/chat`'s usage, in Anthropic's words: the cache's reads and writes apart, when the provider reported them. */
+function chatUsage(usage: TokenUsage): Record<string, number> {
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    ...(usage.cacheReadInputTokens === undefined ? {} : { cache_read_input_tokens: usage.cacheReadInputTokens }),
+    ...(usage.cacheCreationInputTokens === undefined ? {} : { cache_creation_input_tokens: usage.cacheCreationInputTokens }),
   };
 }
 

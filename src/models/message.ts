@@ -51,13 +51,15 @@ export type ChatMessage =
       is_error?: boolean;
       /** What the chat user was shown of this result (a result that is not silent): kept so a reloaded page shows it again; never sent to a model. */
       shown?: string;
+      /** The tool's structured details (JSON), for a tool that asked to keep them (the phases plan after a todo call): read back after a restart; never sent to a model. */
+      details?: unknown;
     };
 
-/** The messages as a model gets them: a tool message without `shown` (what the user saw is the page's, never the model's). */
+/** The messages as a model gets them: a tool message without `shown` and `details` (what the user saw, and what features keep, are never the model's). */
 export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
   return messages.map((message) => {
-    if (message.role !== "tool" || message.shown === undefined) return message;
-    const { shown: _shown, ...rest } = message;
+    if (message.role !== "tool" || (message.shown === undefined && message.details === undefined)) return message;
+    const { shown: _shown, details: _details, ...rest } = message;
     return rest;
   });
 }

@@ -131,9 +131,12 @@ function applyMessage(message: MessagePart, out: ResponseAssembler): void {
 
 function applyUsage(value: z.output<typeof usage> | null | undefined, out: ResponseAssembler): void {
   if (!value) return;
+  const cached = value.prompt_tokens_details?.cached_tokens ?? value.prompt_cache_hit_tokens ?? undefined;
+  const prompt = value.prompt_tokens ?? undefined;
   out.usage({
-    inputTokens: value.prompt_tokens ?? undefined,
+    // OpenAI counts cached tokens inside prompt_tokens; the core counts them apart (Usage).
+    inputTokens: prompt === undefined ? undefined : Math.max(0, prompt - (cached ?? 0)),
     outputTokens: value.completion_tokens ?? undefined,
-    cacheReadInputTokens: value.prompt_tokens_details?.cached_tokens ?? value.prompt_cache_hit_tokens ?? undefined,
+    cacheReadInputTokens: cached,
   });
 }

@@ -40,6 +40,34 @@ export type OpenAIEntry = ModelEntry & { [K in keyof typeof OPENAI_OPTIONS]?: z.
  */
 const COMPLETION_TOKENS_MODELS = /^(o\d|gpt-5)/i;
 
+/**
+ * OpenAI's reasoning models (the same families, but their `-chat` models)
+ * refuse a temperature other than the default: none is sent to them, neither
+ * agents.defaults.temperature, the entry's own, nor a client's.
+ */
+export function isReasoningModel(model: string): boolean {
+  return COMPLETION_TOKENS_MODELS.test(model) && !/-chat/i.test(model);
+}
+
+/** One start-up line for each openai entry on a reasoning model that a temperature would otherwise go to, naming the setting. */
+export function temperatureWarnings(config: { model_list: readonly ModelEntry[]; agents: { defaults: { temperature?: number | undefined } } }): string[] {
+  const warnings: string[] = [];
+  config.model_list.forEach((entry, index) => {
+    if (entry.provider !== "openai" || !isReasoningModel(entry.model)) return;
+    const setting =
+      entry.temperature !== undefined
+        ? `model_list[${index}].temperature`
+        : config.agents.defaults.temperature !== undefined
+          ? "agents.defaults.temperature"
+          : undefined;
+    if (setting)
+      warnings.push(
+        `${setting} is not sent to model_list[${index}] ("${entry.model_name}"): model "${entry.model}" is an OpenAI reasoning model, which refuses a temperature`,
+      );
+  });
+  return warnings;
+}
+
 /** The field an entry's max_tokens is sent as: its `max_tokens_field`, else the known-models rule. */
 export function maxTokensField(entry: Pick<OpenAIEntry, "model" | "max_tokens_field">): "max_tokens" | "max_completion_tokens" {
   return entry.max_tokens_field ?? (COMPLETION_TOKENS_MODELS.test(entry.model) ? "max_completion_tokens" : "max_tokens");
@@ -81,11 +109,12 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
       }));
     }
     if (this.entry.max_tokens !== undefined) body[maxTokensField(this.entry)] = this.entry.max_tokens;
-    if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
+    const takesTemperature = !isReasoningModel(this.entry.model);
+    if (this.entry.temperature !== undefined && takesTemperature) body.temperature = this.entry.temperature;
     if (this.entry.reasoning_effort !== undefined) body.reasoning_effort = this.entry.reasoning_effort;
     const sampling = request.sampling;
     if (sampling) {
-      if (sampling.temperature !== undefined) body.temperature = sampling.temperature;
+      if (sampling.temperature !== undefined && takesTemperature) body.temperature = sampling.temperature;
       if (sampling.topP !== undefined) body.top_p = sampling.topP;
       if (sampling.maxTokens !== undefined) body[maxTokensField(this.entry)] = sampling.maxTokens;
       if (sampling.stop !== undefined) body.stop = sampling.stop;

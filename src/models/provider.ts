@@ -40,14 +40,25 @@ export type ModelDelta =
   | { type: "reasoning"; text: string }
   | { type: "tool_call"; index: number; id?: string; name?: string; arguments?: string };
 
-/** Tokens as the provider counted them (Anthropic's inputTokens leave out the cached ones; OpenAI's include them). */
+/**
+ * Tokens as the provider counted them, in Anthropic's terms: `inputTokens`
+ * leaves out the prompt tokens read from or written to the cache (an
+ * OpenAI-compatible `prompt_tokens` less its `cached_tokens`), so the whole
+ * prompt is `promptTokensOf`.
+ */
 export interface Usage {
+  /** Prompt tokens neither read from nor written to the provider's prompt cache. */
   inputTokens?: number;
   outputTokens?: number;
   /** Input tokens written to the provider's prompt cache (Anthropic's `cache_creation_input_tokens`). */
   cacheCreationInputTokens?: number;
   /** Input tokens read from the provider's prompt cache (`cache_read_input_tokens`; OpenAI's `cached_tokens`). */
   cacheReadInputTokens?: number;
+}
+
+/** Every prompt token of a call: the uncached ones and those read from or written to the cache. */
+export function promptTokensOf(usage: Usage): number {
+  return (usage.inputTokens ?? 0) + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
 }
 
 export interface ModelResponse {

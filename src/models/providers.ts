@@ -1,7 +1,7 @@
 import type { ProviderAdapter } from "./adapter.js";
 import { ANTHROPIC_DEFAULT_BASE, ANTHROPIC_OPTIONS, AnthropicProvider, type AnthropicEntry, anthropicProblems } from "./anthropic.js";
 import { BuiltinModel } from "./builtin.js";
-import { OPENAI_DEFAULT_BASE, OPENAI_OPTIONS, type OpenAIEntry, OpenAIProvider } from "./openai.js";
+import { OPENAI_DEFAULT_BASE, OPENAI_OPTIONS, type OpenAIEntry, OpenAIProvider, isReasoningModel } from "./openai.js";
 
 /**
  * The providers the gateway ships, as they register (adapter.ts). A new
@@ -48,6 +48,8 @@ export const openaiProvider: ProviderAdapter = {
     xai: "https://api.x.ai/v1",
     together: "https://api.together.xyz/v1",
   },
+  // A reasoning model refuses a temperature: agents.defaults.temperature is not given to it (nor sent: see isReasoningModel).
+  takesTemperature: (entry) => !isReasoningModel(entry.model),
   create: (entry, opts) => new OpenAIProvider(entry as OpenAIEntry, opts),
 };
 

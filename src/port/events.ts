@@ -28,9 +28,12 @@ type Scope = EventScope;
 export type TurnOutcomeKind = "done" | "limit" | "error" | "aborted";
 
 /** Tokens a turn's model calls used, summed, as the provider reported them. */
+/** A turn's tokens, summed over its model calls: `inputTokens` leaves out the prompt tokens read from or written to the cache, counted apart when a provider reported them. */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
 }
 
 export interface RuntimeEvents {

@@ -181,8 +181,13 @@ export interface FeatureHost {
   agent(agentId: string): AgentDefinition;
   /** Whether the agent may use the tool (enabled in config and allowed by its AGENT.md). */
   hasTool(agentId: string, tool: string): boolean;
-  /** A system note the agent's next turn in the session gets, once (it is not kept in the history). */
-  noteForNextTurn(agentId: string, sessionKey: string, note: string): void;
+  /**
+   * A system note the agent's next turn in the session gets, once, just
+   * before its new message (it is not kept in the history, nor shown to the
+   * user). One note waits per `topic` (default `"note"`): a later one of the
+   * topic replaces it, and `undefined` forgets it.
+   */
+  noteForNextTurn(agentId: string, sessionKey: string, note: string | undefined, topic?: string): void;
   /** Runs a turn of `agent` on `sessionKey`, queued behind the session's turns; nothing it delivers reaches the user (a sub-turn). */
   runTurn(agent: AgentDefinition, sessionKey: string, text: string, signal: AbortSignal): Promise<string>;
   /**
@@ -203,6 +208,8 @@ export interface FeatureHost {
    * secrets, or any value holding a configured secret.
    */
   readonly processEnv: Readonly<Record<string, string>>;
+  /** Whether the session's history is kept beyond the process (the store's files, a database): a restart finds it again. */
+  isDurableSession(sessionKey: string): boolean;
   /** Whether a session is a chat channel's (a channel_list entry's chat, or a subagent under one): input from people outside the gateway's operator. */
   isChatSession(sessionKey: string): boolean;
   /** The agent's workspace: the confined file system its file tools go through (the agent's `workspace`, with the config's policy). */

@@ -8,13 +8,14 @@ import type { ChatInput, ChatOutcome, Clock, FeatureHost, Locations } from "../p
 import type { HistoryStore } from "../session/history.js";
 import { parseSessionKey } from "../session/key.js";
 import type { SessionOutbox } from "../session/outbox.js";
-import type { SessionLifecycle, SessionState } from "../session/state.js";
+import type { SessionLifecycle } from "../session/state.js";
 import type { TurnOrder } from "../session/turn-order.js";
 import type { Timer } from "../signals.js";
 import type { FeatureSet } from "./assembly/feature-set.js";
 import type { AgentWorkspaces } from "./assembly/workspaces.js";
 import type { MessagePipeline } from "./messages/message-pipeline.js";
 import type { MessageWatches } from "./streams/message-stream.js";
+import type { TurnNotes } from "./turn/turn-notes.js";
 import type { TurnRunner } from "./turn/turn-runner.js";
 import type { Work } from "./turn/work.js";
 
@@ -30,7 +31,7 @@ export interface HostParts {
   timer: Timer;
   ids: () => string;
   policy: ToolPolicy;
-  notes: SessionState<string>;
+  notes: TurnNotes;
   locks: TurnOrder;
   turns: TurnRunner;
   pipeline: MessagePipeline;
@@ -70,13 +71,17 @@ export function featureHost(p: HostParts): Omit<FeatureHost, "state"> {
     agent: (agentId) => p.agent(agentId),
     workspace: (agentId) => p.workspaces.of(p.agent(agentId)),
     processEnv: p.processEnv,
+    isDurableSession: (sessionKey) => p.history.isDurable?.(sessionKey) ?? false,
     isChatSession: (sessionKey) => {
       const parts = parseSessionKey(sessionKey);
       // A key that is not one of ours is taken for a chat's: the safe answer.
       return parts === null || p.chatChannels.has(parts.channel);
     },
     hasTool: (agentId, tool) => p.policy.toolSet(p.agent(agentId)).has(tool),
-    noteForNextTurn: (agentId, sessionKey, note) => p.notes.set(agentId, sessionKey, note),
+    noteForNextTurn: (agentId, sessionKey, note, topic = "note") => {
+      if (note === undefined) p.notes.drop(agentId, sessionKey, topic);
+      else p.notes.set(agentId, sessionKey, topic, note);
+    },
     runTurn: (agent, sessionKey, text, signal) => p.locks.run(sessionKey, async () => (await p.turns.run(agent, sessionKey, text, signal, () => {})).reply),
     runBackgroundTurn: (agent, sessionKey, text) => p.pipeline.backgroundTurn(agent, sessionKey, text),
     deliverLater: (agentId, sessionKey, delivery) => p.pipeline.deliverLater(agentId, sessionKey, delivery),

@@ -12,7 +12,7 @@ import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
 import type { HistoryPage, HistoryStore } from "../session/history.js";
 import { agentOfKey } from "../session/key.js";
-import { SessionLifecycle, SessionState } from "../session/state.js";
+import { SessionLifecycle } from "../session/state.js";
 import { realTimer } from "../signals.js";
 import { noRedaction } from "../tools/redact.js";
 import { ToolStates } from "../tools/tool-states.js";
@@ -43,6 +43,7 @@ import { isTransientKey, parseSessionKey } from "../session/key.js";
 import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
 import { SystemPrompt } from "./turn/system-prompt.js";
+import { TurnNotes } from "./turn/turn-notes.js";
 import { TurnRunner } from "./turn/turn-runner.js";
 import { Work } from "./turn/work.js";
 import { quoted } from "../validation.js";
@@ -78,7 +79,7 @@ export class Runtime {
   /** Background turns asked for and not yet ended: a clear drops them. */
   private readonly background = new BackgroundTurns();
   /** Notes for an agent's next turn in a session, given once. */
-  private readonly notes = new SessionState<string>();
+  private readonly notes = new TurnNotes();
   private readonly toolStates = new ToolStates();
   private readonly warnings: string[] = [];
   private readonly turns: TurnRunner;

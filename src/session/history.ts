@@ -51,6 +51,11 @@ export interface HistoryStore {
   clearBelow(sessionKey: string): Promise<void>;
   /** Root sessions (no subagents) with a history, the most recently changed first, at most `limit`. */
   list(limit: number): Promise<SessionInfo[]>;
+  /**
+   * Whether the session's history outlives the process (a file, a database):
+   * a restart finds it again. Absent means never (histories in memory only).
+   */
+  isDurable?(sessionKey: string): boolean;
   /** Keys of the sessions this process holds a history of in memory (tests, metrics). */
   keys(): string[];
   /** Number of sessions this process holds a history of in memory. */

@@ -254,5 +254,6 @@ export function normaliseResult(name: string, result: unknown): ToolResult {
     silent: r.silent === true,
     isError: r.isError === true,
     ...(r.details !== undefined ? { details: r.details } : {}),
+    ...(r.details !== undefined && r.keepDetails === true ? { keepDetails: true } : {}),
   };
 }

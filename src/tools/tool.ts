@@ -49,6 +49,8 @@ export interface ToolResult {
   isError: boolean;
   /** Structured data for UIs and listeners (never sent to the model). */
   details?: unknown;
+  /** Keep `details` (JSON) with the result in the session's history, for the tool's feature to read back after a restart (still never sent to a model). */
+  keepDetails?: boolean;
 }
 
 /**

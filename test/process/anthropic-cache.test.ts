@@ -157,6 +157,24 @@ describe("anthropic prompt caching: usage", () => {
     expect(responses.map((r) => r.usage)).toEqual([{ inputTokens: 3, outputTokens: 9, cacheCreationInputTokens: 200, cacheReadInputTokens: 1600 }]);
   });
 
+  it("/v1/chat's usage carries the cache's reads and writes apart, and the OpenAI route counts them inside prompt_tokens", async () => {
+    const server = await fakeServer(() => ({ chunks: cachedUsageStream(textBlock(0, "ok")) }));
+    const config = {
+      agents: { defaults: { model_name: "claude" } },
+      model_list: [{ model_name: "claude", provider: "anthropic", model: "claude-fake", api_base: server.url, api_key: "sk-ant-test-999", cache: true }],
+    };
+    const h = harness({ config });
+    const { json } = await h.chat({ message: "hello" });
+    expect(json.usage).toEqual({ input_tokens: 3, output_tokens: 9, cache_read_input_tokens: 1600, cache_creation_input_tokens: 200 });
+    const res = await h.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hello" }] }),
+    });
+    const completion = (await res.json()) as { usage: Record<string, unknown> };
+    expect(completion.usage).toEqual({ prompt_tokens: 1803, completion_tokens: 9, total_tokens: 1812, prompt_tokens_details: { cached_tokens: 1600 } });
+  });
+
   it("the anthropic SDK reads the same cache counts from the same bytes", async () => {
     const server = await fakeServer(() => ({ chunks: cachedUsageStream(textBlock(0, "ok")) }));
     const client = new Anthropic({ baseURL: server.origin, apiKey: SECRET_KEY, maxRetries: 0 });

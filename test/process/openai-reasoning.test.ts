@@ -174,7 +174,7 @@ describe("reasoning models over OpenAI-compatible servers: request options", () 
 });
 
 describe("OpenAI-compatible usage with cached prompt tokens", () => {
-  it("reads prompt_tokens_details.cached_tokens (OpenAI) and prompt_cache_hit_tokens (DeepSeek) as cache reads", async () => {
+  it("reads prompt_tokens_details.cached_tokens (OpenAI) and prompt_cache_hit_tokens (DeepSeek) as cache reads, counted apart from inputTokens", async () => {
     const usageChunk = (usage: Record<string, unknown>) => ({ ...completionChunk(null), usage });
     const server = await fakeServer();
     server.enqueue(
@@ -194,8 +194,73 @@ describe("OpenAI-compatible usage with cached prompt tokens", () => {
       },
     );
     const provider = new OpenAIProvider(modelEntry("openai", server.url));
-    expect((await provider.chat(ask())).usage).toEqual({ inputTokens: 2000, outputTokens: 5, cacheReadInputTokens: 1920 });
-    expect((await provider.chat(ask())).usage).toEqual({ inputTokens: 900, outputTokens: 4, cacheReadInputTokens: 640 });
+    expect((await provider.chat(ask())).usage).toEqual({ inputTokens: 80, outputTokens: 5, cacheReadInputTokens: 1920 });
+    expect((await provider.chat(ask())).usage).toEqual({ inputTokens: 260, outputTokens: 4, cacheReadInputTokens: 640 });
+  });
+
+  it("/v1/chat says the cached tokens apart, and the OpenAI route puts them back inside prompt_tokens with prompt_tokens_details", async () => {
+    const usage = { prompt_tokens: 2000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 1920 } };
+    const server = await fakeServer(() => ({ chunks: sseChunks([completionChunk({ content: "a" }), stop, { ...completionChunk(null), usage }]) }));
+    const h = harness({ config: openaiConfig(server.url) });
+    expect((await h.chat({ message: "hi" })).json.usage).toEqual({ input_tokens: 80, output_tokens: 5, cache_read_input_tokens: 1920 });
+    const res = await h.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect((await jsonOf(res)).usage).toEqual({
+      prompt_tokens: 2000,
+      completion_tokens: 5,
+      total_tokens: 2005,
+      prompt_tokens_details: { cached_tokens: 1920 },
+    });
+  });
+});
+
+describe("OpenAI reasoning models and temperature", () => {
+  const temperatureOf = (server: { requests: RecordedRequest[] }) => server.requests.at(-1)!.body.temperature;
+
+  it("no temperature goes to an o-series or gpt-5 model (agents.defaults', the entry's, or a client's), and a start-up warning names the setting once", async () => {
+    const server = await fakeServer(() => ({ chunks: sseChunks([completionChunk({ content: "ok" }), stop]) }));
+    const config = (model: string, own?: number) => ({
+      agents: { defaults: { model_name: "m", temperature: 0.3 } },
+      model_list: [
+        { model_name: "m", provider: "openai", model, api_base: server.url, api_key: SECRET_KEY, ...(own === undefined ? {} : { temperature: own }) },
+      ],
+    });
+    for (const model of ["o3-mini", "o1", "o4-mini", "gpt-5", "gpt-5-mini"]) {
+      const h = harness({ config: config(model) });
+      await h.chat({ message: "hi" });
+      expect(temperatureOf(server), model).toBeUndefined();
+      expect(h.warnings.filter((w) => w.includes("temperature"))).toEqual([
+        `agents.defaults.temperature is not sent to model_list[0] ("m"): model "${model}" is an OpenAI reasoning model, which refuses a temperature`,
+      ]);
+    }
+    const own = harness({ config: config("o3", 0.5) });
+    await own.request("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "main", temperature: 0.9, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(temperatureOf(server)).toBeUndefined();
+    expect(own.warnings.filter((w) => w.includes("temperature"))).toEqual([
+      'model_list[0].temperature is not sent to model_list[0] ("m"): model "o3" is an OpenAI reasoning model, which refuses a temperature',
+    ]);
+  });
+
+  it("other models still get it, with no warning", async () => {
+    const server = await fakeServer(() => ({ chunks: sseChunks([completionChunk({ content: "ok" }), stop]) }));
+    for (const model of ["gpt-4o", "gpt-5-chat-latest", "llama3"]) {
+      const h = harness({
+        config: {
+          agents: { defaults: { model_name: "m", temperature: 0.3 } },
+          model_list: [{ model_name: "m", provider: "openai", model, api_base: server.url, api_key: SECRET_KEY }],
+        },
+      });
+      await h.chat({ message: "hi" });
+      expect(temperatureOf(server), model).toBe(0.3);
+      expect(h.warnings.filter((w) => w.includes("temperature"))).toEqual([]);
+    }
   });
 });
 

@@ -119,7 +119,9 @@ describe("/todo", () => {
     }
     await h.chat({ message: "SAY again", session: "edit" });
     expect(messagesOf(model.server.requests.at(-1)!).some((m) => m.content?.startsWith?.("[The user changed your plan"))).toBe(false);
-    expect((await h.runtime.historyOf("agent:main:http:edit")).some((m) => m.role === "system")).toBe(false);
+    // The note is never kept; the session keeps only a record of the plan the user wrote (for a restart), which no model is sent.
+    const system = (await h.runtime.historyOf("agent:main:http:edit")).filter((m) => m.role === "system");
+    expect(system.map((m) => m.content)).toEqual(["The user changed the plan with /todo."]);
   });
 
   it("a bad edit lists its errors and changes nothing", async () => {

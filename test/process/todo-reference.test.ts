@@ -142,6 +142,27 @@ describe("the documented differences, each shown against the reference", () => {
     expect(ref.markdownToPhases("- [!] x").phases[0]!.tasks[0]!.status).toBe("blocked");
   });
 
+  it("append with neither phase nor items names both errors; the reference names the phase only", async () => {
+    expect((await ref.run(built, { op: "append" })).result.content[0]!.text).toMatch(/^Errors: Missing phase name for append operation$/m);
+    const parsed = parsePhaseArgs({ op: "append" });
+    const applied = parsed.ok ? applyPhaseOp(built, parsed.input) : undefined;
+    expect(applied).toEqual({ ok: false, errors: ["Missing phase name for append operation", "Missing items for append operation"] });
+  });
+
+  it("Markdown: errors say what is wrong with the line (a task with no text, a heading with no name, no marker); the reference says unrecognized syntax", () => {
+    const cases: [string, string, string][] = [
+      ["# A\n- [ ]", "Line 2: a task needs text", 'Line 2: unrecognized syntax "- [ ]"'],
+      ["#\n- [ ] x", "Line 1: a heading needs a phase name", 'Line 1: unrecognized syntax "#"'],
+      ["# A\n- x", 'Line 2: a task needs a status marker, like "- [ ] task"', 'Line 2: unrecognized syntax "- x"'],
+      ["# A\nfoo", 'Line 2: expected a "# phase" heading or a "- [ ] task" line', 'Line 2: unrecognized syntax "foo"'],
+      ["- [?] x", 'Line 1: unknown status marker "[?]"; use [ ], [/], [x] or [-]', 'Line 1: unknown status marker "[?]" (use [ ], [x], [/], [-], [!])'],
+    ];
+    for (const [markdown, mine, theirs] of cases) {
+      expect(parsePhasesMarkdown(markdown).errors, markdown).toEqual([mine]);
+      expect(ref.markdownToPhases(markdown).errors, markdown).toEqual([theirs]);
+    }
+  });
+
   it("Markdown: a duplicate task or phase is an error line; the reference keeps both", () => {
     expect(parsePhasesMarkdown("# A\n- [ ] x\n- [ ] x").errors).toEqual(['Line 3: duplicate task "x"']);
     expect(ref.markdownToPhases("# A\n- [ ] x\n- [ ] x").phases[0]!.tasks).toHaveLength(2);

@@ -265,6 +265,34 @@ describe.skipIf(!run)("the chat page in Chromium", () => {
     await page.close();
   });
 
+  it("a failed todo call marks the plan panel 'Todo update failed' until the next successful call redraws it", async () => {
+    const page = await open("agent:planner:http:stale");
+    await send(
+      page,
+      [
+        call("todo", { op: "init", items: ["a1", "a2"] }),
+        "GATE stale-1",
+        call("todo", { op: "done", task: "nope" }),
+        "GATE stale-2",
+        call("todo", { op: "done", task: "a1" }),
+        "SAY fixed",
+      ].join("\n"),
+    );
+    const stale = page.locator("#plan-stale");
+    await eventually(async () => expect((await viewOf(page)).plan[0]?.tasks.map((t) => t.status)).toEqual(["in_progress", "pending"]));
+    expect(await stale.isVisible()).toBe(false);
+    openGate("stale-1");
+    await eventually(async () => expect(await stale.isVisible()).toBe(true));
+    expect(await stale.textContent()).toMatch(/^Todo update failed: the plan did not change, so the plan shown may be stale/);
+    // The plan drawn stays as it was, beneath the mark.
+    expect((await viewOf(page)).plan[0]!.tasks.map((t) => t.status)).toEqual(["in_progress", "pending"]);
+    await shot(page, "9-todo-failed");
+    openGate("stale-2");
+    await eventually(async () => expect((await viewOf(page)).plan[0]!.tasks.map((t) => t.status)).toEqual(["completed", "in_progress"]));
+    expect(await stale.isVisible()).toBe(false);
+    await eventually(async () => expect((await viewOf(page)).transcript.at(-1)).toMatchObject({ kind: "agent", text: "fixed" }));
+  });
+
   it("no page had an uncaught error or a Content-Security-Policy violation", () => {
     expect(problems).toEqual([]);
   });

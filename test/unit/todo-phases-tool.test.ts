@@ -8,9 +8,9 @@ import type { ToolResult } from "../../src/tools/tool.js";
 
 const KEY = "agent:main:http:s";
 
-function setup(maxPlans = 256) {
+function setup(maxPlans = 256, durable = false) {
   const store = createPhasesStore(maxPlans);
-  const tool = createPhasesTool(store);
+  const tool = createPhasesTool(store, { isDurable: () => durable });
   // What the tool publishes, with the scope the pipeline adds (the todo feature emits it as plan.updated).
   const updates: RuntimeEvents["plan.updated"][] = [];
   const ctx = (agentId = "main", sessionKey = KEY) => ({
@@ -61,7 +61,21 @@ describe("phases tool: results", () => {
         { name: "Ship", tasks: [{ content: "Release", status: "pending" }] },
       ],
       completedTasks: [],
+      storage: "memory",
     });
+    // Kept with the result in the history, where a restart finds the plan again.
+    expect(result.keepDetails).toBe(true);
+  });
+
+  it('storage is "session" when the session is kept on disk, "memory" otherwise, for changes and views alike', async () => {
+    const durable = setup(256, true);
+    expect((await durable.run(init)).details).toMatchObject({ storage: "session" });
+    expect((await durable.run({ op: "view" })).details).toMatchObject({ storage: "session" });
+    const inMemory = setup(256, false);
+    expect((await inMemory.run({ op: "view" })).details).toMatchObject({ storage: "memory" });
+    // A tool without a host that says otherwise keeps plans in memory.
+    const bare = createPhasesTool(createPhasesStore());
+    expect((await Promise.resolve(bare.execute({ op: "view" } as never, durable.ctx()))).details).toMatchObject({ storage: "memory" });
   });
 
   it("a failed op is an error result whose text is Errors: and the messages joined", async () => {

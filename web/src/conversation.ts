@@ -284,6 +284,8 @@ export class Conversation {
         this.parts.plan.render(data.plan as PlanPhase[]);
         if (data.style === "list") void this.loadPlan().catch(() => {});
       }
+    } else if (event === "plan.failed") {
+      if (data.session_key === this.session?.key) this.parts.plan.failed(String(data.message ?? "Todo update failed."));
     } else if (event === "subagent.start") {
       const notice = data as unknown as SubagentNotice;
       this.parts.subagents.start(notice);

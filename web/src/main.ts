@@ -34,6 +34,7 @@ const plan = new PlanPanel(
   {
     root: byId("plan", HTMLDivElement),
     empty: byId("plan-empty", HTMLParagraphElement),
+    stale: byId("plan-stale", HTMLParagraphElement),
     count: byId("plan-count", HTMLSpanElement),
     editor: byId("plan-editor", HTMLDetailsElement),
     markdown: byId("plan-markdown", HTMLTextAreaElement),

@@ -40,6 +40,8 @@ export function phasesOfTodos(json: unknown): PlanPhase[] {
 export interface PlanElements {
   root: HTMLElement;
   empty: HTMLElement;
+  /** Says that a todo call failed, so the plan drawn may be stale (until the next plan is drawn). */
+  stale: HTMLElement;
   count: HTMLElement;
   editor: HTMLDetailsElement;
   markdown: HTMLTextAreaElement;
@@ -97,11 +99,18 @@ export class PlanPanel {
   }
 
   render(phases: readonly PlanPhase[]): void {
+    this.els.stale.hidden = true;
     const tasks = phases.flatMap((phase) => phase.tasks);
     this.els.root.replaceChildren(...phases.map((phase) => this.phase(phase)));
     this.els.empty.hidden = phases.length > 0;
     const done = tasks.filter((task) => task.status === "completed").length;
     this.els.count.textContent = tasks.length > 0 ? `${done}/${tasks.length}` : "";
+  }
+
+  /** A todo call failed (`plan.failed`): the plan drawn stays, marked as possibly stale until the next one is drawn. */
+  failed(message: string): void {
+    this.els.stale.textContent = message;
+    this.els.stale.hidden = false;
   }
 
   clear(): void {

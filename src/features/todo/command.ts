@@ -24,6 +24,12 @@ export interface TodoCommandHost {
   hasTodo(agentId: string): boolean;
   /** Keeps the note for the session's next turn (replacing an older one). */
   noteForModel(agentId: string, sessionKey: string, note: string): void;
+  /** Rebuilds the session's plan from its history when this process has none (after a restart). */
+  resume?(agentId: string, sessionKey: string): Promise<void>;
+  /** The plan as the user is shown it (a rebuilt plan whole, closed tasks too); default: the store's. */
+  shown?(agentId: string, sessionKey: string): StoredPlan | undefined;
+  /** The user changed the plan: keeps it where a restart finds it (a session kept on disk). */
+  kept?(agentId: string, sessionKey: string, plan: StoredPlan | undefined): Promise<void>;
 }
 
 const USAGE = [
@@ -47,8 +53,9 @@ export function renderPlan(plan: StoredPlan | undefined, style: TodoStyle): stri
 }
 
 export function todoCommand(host: TodoCommandHost): Command {
-  const changed = (agentId: string, sessionKey: string, before: StoredPlan | undefined, style: TodoStyle, remark = ""): string => {
+  const changed = async (agentId: string, sessionKey: string, before: StoredPlan | undefined, style: TodoStyle, remark = ""): Promise<string> => {
     const after = host.store.read(agentId, sessionKey);
+    await host.kept?.(agentId, sessionKey, after);
     const markdown = renderPlan(after, style);
     const phases = planAsPhases(after);
     const completedTasks = before?.style === "phases" && after?.style !== "list" ? newlyCompleted(before.phases, phases) : [];
@@ -107,15 +114,16 @@ export function todoCommand(host: TodoCommandHost): Command {
     usage: "/todo [edit | start|done|drop|rm <task> | append <phase>: <task>]",
     description: "show or change this session's plan (Markdown); the agent is told about your change",
     locked: true,
-    run: (ctx) => {
+    run: async (ctx) => {
       if (!host.hasTodo(ctx.agentId)) {
         return "This agent has no todo tool, so it keeps no plan (turn it on with tools.todo.enabled, and list todo in the agent's tools if it has an allowlist).";
       }
       const style = host.styleOf(ctx.agentId);
+      await host.resume?.(ctx.agentId, ctx.sessionKey);
       const [first = "", ...more] = ctx.args.split(/\r?\n/);
       const [word = "", ...words] = first.trim().split(/\s+/);
       const sub = word.toLowerCase();
-      if (sub === "") return renderPlan(host.store.read(ctx.agentId, ctx.sessionKey), style);
+      if (sub === "") return renderPlan((host.shown ?? host.store.read.bind(host.store))(ctx.agentId, ctx.sessionKey), style);
       // Line numbers in errors count from the first line of the Markdown (the line after "/todo edit").
       if (sub === "edit") return edit(ctx.agentId, ctx.sessionKey, style, (words.length ? [words.join(" "), ...more] : more).join("\n"));
       if (SINGLE_OPS.has(sub)) {

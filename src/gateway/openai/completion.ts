@@ -1,3 +1,4 @@
+import { promptTokensOf } from "../../runtime/turn/usage.js";
 import type { MessageEvent } from "../../runtime/streams/message-stream.js";
 import type { MessageOutcome, ToolCall } from "../../runtime/options.js";
 
@@ -78,11 +79,21 @@ export function toolCallsOf(calls: readonly ToolCall[], indexed = false): Record
   }));
 }
 
-/** OpenAI's usage object, or nothing when the provider reported none. */
-export function usageOf(outcome: MessageOutcome): { usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number } } {
+/** OpenAI's usage object, or nothing when the provider reported none: cached tokens inside prompt_tokens, as OpenAI counts them, and said apart. */
+export function usageOf(outcome: MessageOutcome): {
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
+} {
   if (!outcome.usage) return {};
-  const { inputTokens, outputTokens } = outcome.usage;
-  return { usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens } };
+  const { outputTokens, cacheReadInputTokens } = outcome.usage;
+  const prompt = promptTokensOf(outcome.usage);
+  return {
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: outputTokens,
+      total_tokens: prompt + outputTokens,
+      ...(cacheReadInputTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: cacheReadInputTokens } }),
+    },
+  };
 }
 
 /** A whole `chat.completion`. */

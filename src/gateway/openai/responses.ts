@@ -1,3 +1,4 @@
+import { promptTokensOf } from "../../runtime/turn/usage.js";
 import type { Context, Hono } from "hono";
 import { nanoid } from "nanoid";
 import { z } from "zod";
@@ -184,9 +185,10 @@ function responseObject(
 ) {
   const usage = outcome?.usage
     ? {
-        input_tokens: outcome.usage.inputTokens,
+        input_tokens: promptTokensOf(outcome.usage),
+        ...(outcome.usage.cacheReadInputTokens === undefined ? {} : { input_tokens_details: { cached_tokens: outcome.usage.cacheReadInputTokens } }),
         output_tokens: outcome.usage.outputTokens,
-        total_tokens: outcome.usage.inputTokens + outcome.usage.outputTokens,
+        total_tokens: promptTokensOf(outcome.usage) + outcome.usage.outputTokens,
       }
     : null;
   return {

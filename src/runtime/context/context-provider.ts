@@ -1,7 +1,7 @@
 import type { Config } from "../../config/schema.js";
 import { ModelError } from "../../errors.js";
 import { type ChatMessage, isRecord } from "../../models/message.js";
-import type { ModelDelta, ModelProvider, ModelRequest, ModelResponse } from "../../models/provider.js";
+import { type ModelDelta, type ModelProvider, type ModelRequest, type ModelResponse, promptTokensOf } from "../../models/provider.js";
 import type { HistoryStore } from "../../session/history.js";
 import {
   DEFAULT_ANSWER_TOKENS,
@@ -97,7 +97,8 @@ class FittedProvider implements ModelProvider {
 
   private async send(request: ModelRequest, fitted: Fitted, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     const response = await this.inner.chat({ ...request, messages: fitted.messages }, onDelta);
-    const input = response.usage?.inputTokens;
+    // The whole prompt: a cached part counts as much as any (Usage).
+    const input = response.usage ? promptTokensOf(response.usage) : 0;
     if (input) this.gauge.observe(response.modelName, requestChars(fitted.messages, request.tools), fitted.messages.length, input);
     return response;
   }

@@ -6,7 +6,6 @@ import type { DeliveryOrigin, EventBus } from "../../port/events.js";
 import type { Clock, Delivery } from "../../port/feature.js";
 import type { HistoryStore } from "../../session/history.js";
 import { isSubagentKey } from "../../session/key.js";
-import type { SessionState } from "../../session/state.js";
 import type { Timer } from "../../signals.js";
 import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
@@ -14,6 +13,7 @@ import type { ModelProvider } from "../../models/provider.js";
 import type { SystemPrompt } from "./system-prompt.js";
 import type { ApprovalGate } from "../../tools/approval.js";
 import { type TurnInput, type TurnResult, runTurn } from "./turn.js";
+import type { TurnNotes } from "./turn-notes.js";
 import type { Work } from "./work.js";
 
 /** Where providers come from (the model catalog, or a fake in tests). */
@@ -33,8 +33,8 @@ export interface TurnDeps {
   /** Fits each model call to the model's context window. */
   context: ContextFitter;
   policy: ToolPolicy;
-  /** One-turn notes (the user changed the plan): given to the next turn, then forgotten. */
-  notes: SessionState<string>;
+  /** One-turn notes (the user changed the plan, a todo call failed): given to the next turn, then forgotten. */
+  notes: TurnNotes;
   work: Work;
   clock: Clock;
   turnTimer: Timer;
@@ -90,7 +90,8 @@ export class TurnRunner {
     const scope = { agentId: agent.id, sessionKey, turnId };
     const ended = deps.work.enter(sessionKey);
     deps.events.emit("turn.start", { ...scope, text });
-    const note = deps.notes.get(agent.id, sessionKey);
+    const notes = deps.notes.take(agent.id, sessionKey);
+    const note = notes.text;
     let release: (() => void) | undefined;
     try {
       // Held while the turn runs: a session in use is never evicted.
@@ -119,7 +120,7 @@ export class TurnRunner {
         ...(deps.gate ? { gate: deps.gate } : {}),
         now: () => deps.clock.now(),
       });
-      if (note !== undefined && deps.notes.get(agent.id, sessionKey) === note) deps.notes.delete(agent.id, sessionKey);
+      notes.settle();
       const usage = result.usage ? { usage: result.usage } : {};
       deps.events.emit("turn.end", { ...scope, outcome: result.hitLimit ? "limit" : "done", durationMs: deps.clock.now() - started, ...usage });
       return result;

@@ -185,6 +185,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
         content: result.forLLM,
         ...(result.isError ? { is_error: true } : {}),
         ...(!result.silent && result.forUser ? { shown: result.forUser } : {}),
+        ...(result.keepDetails && result.details !== undefined ? { details: result.details } : {}),
       });
       if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser }, { turnId: input.turnId, callId: call.id });
     });

@@ -185,6 +185,11 @@ export class JsonlHistoryStore implements HistoryStore {
     return infos;
   }
 
+  /** Every root session is written to its file; subagents' and one message's sessions live in memory only. */
+  isDurable(sessionKey: string): boolean {
+    return !isTransientKey(sessionKey);
+  }
+
   keys(): string[] {
     return this.cache.keys();
   }

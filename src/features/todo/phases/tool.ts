@@ -22,7 +22,7 @@ Ops (fields sit next to "op"):
 Tasks are named by their exact text, not by ids or numbers: copy it from the last result. Task texts are unique in the plan, phase names too. Write tasks as concrete, imperative steps in the user's language; keep commands and paths verbatim.
 Each result lists the remaining tasks, the current phase's progress and the whole plan ([ ] pending, [/] in progress, [x] completed, [-] abandoned). A call with any error changes nothing; fix every listed error and send it again.
 
-Limits: at most ${MAX_TASKS} tasks and ${MAX_PHASES} phases; a task up to ${MAX_TASK_BYTES} bytes, a phase name up to ${MAX_PHASE_NAME_BYTES}. Plans live in memory for this session only: /clear and a restart lose them. The tool does not run or schedule anything.`;
+Limits: at most ${MAX_TASKS} tasks and ${MAX_PHASES} phases; a task up to ${MAX_TASK_BYTES} bytes, a phase name up to ${MAX_PHASE_NAME_BYTES}. Plans are kept for this session: /clear loses them; after a restart, a session kept on disk gets its open tasks back (finished and dropped ones are left out). The tool does not run or schedule anything.`;
 
 const items = z.array(z.string());
 
@@ -64,13 +64,27 @@ class OpFailed extends Error {
   }
 }
 
-/** Silent text for the model; the details are frozen, as listeners and UIs share them. */
-function success(result: PhaseOpSuccess): ToolResult {
-  return { ...toolResult.silent(result.text), details: deepFreeze(result.details) };
+/** Where a session's plan lives (oh-my-pi's `storage`): `session` when the session is kept on disk (a restart rebuilds it from the results), else `memory`. */
+export type PlanStorage = "session" | "memory";
+
+export interface PhasesToolOptions {
+  /** Whether the session is kept beyond the process (default: never). */
+  isDurable?(sessionKey: string): boolean;
+  /** Rebuilds the session's plan from its history when this process has none (after a restart); before every call. */
+  resume?(agentId: string, sessionKey: string): Promise<void>;
+}
+
+/**
+ * Silent text for the model; the details (the plan, the tasks completed,
+ * `storage`) are frozen, as listeners and UIs share them, and kept with the
+ * result in the history, where a restart finds the latest plan again.
+ */
+function success(result: PhaseOpSuccess, storage: PlanStorage): ToolResult {
+  return { ...toolResult.silent(result.text), details: deepFreeze({ ...result.details, storage }), keepDetails: true };
 }
 
 /** The phase/op form of the `todo` tool over a shared store. Results are silent. */
-export function createPhasesTool(store: PhasePlanAccess) {
+export function createPhasesTool(store: PhasePlanAccess, opts: PhasesToolOptions = {}) {
   return defineTool({
     name: "todo",
     description: PHASES_DESCRIPTION,
@@ -82,9 +96,11 @@ export function createPhasesTool(store: PhasePlanAccess) {
       const parsed = parsePhaseArgs(args);
       if (!parsed.ok) return toolResult.error(formatErrors(parsed.errors));
       const { input } = parsed;
+      const storage: PlanStorage = opts.isDurable?.(ctx.sessionKey) ? "session" : "memory";
+      await opts.resume?.(ctx.agentId, ctx.sessionKey);
       if (input.op === "view") {
         const viewed = applyPhaseOp(store.read(ctx.agentId, ctx.sessionKey) ?? [], input);
-        return viewed.ok ? success(viewed) : toolResult.error(formatErrors(viewed.errors));
+        return viewed.ok ? success(viewed, storage) : toolResult.error(formatErrors(viewed.errors));
       }
       let result: PhaseOpSuccess;
       try {
@@ -98,7 +114,7 @@ export function createPhasesTool(store: PhasePlanAccess) {
         if (error instanceof CapacityError) return toolResult.error(formatErrors([SHARED_ERRORS.capacity]));
         throw error;
       }
-      const reply = success(result);
+      const reply = success(result, storage);
       // The todo feature turns this into `plan.updated` for UIs.
       ctx.publish({ style: "phases", phases: result.details.phases, completedTasks: result.details.completedTasks });
       return reply;
