@@ -124,6 +124,11 @@ export class PgHistoryStore implements HistoryStore {
     return rows.map((row) => ({ key: row.key, messages: row.count, updatedAt: Number(row.updated_at) }));
   }
 
+  /** Root sessions are in the database (what the phases tool's `storage` says: "session"); subagents' stay in memory. */
+  isDurable(sessionKey: string): boolean {
+    return !isTransientKey(sessionKey);
+  }
+
   keys(): string[] {
     return this.cache.keys();
   }
