@@ -33,6 +33,11 @@ export const agentsSchema = (defaultsExtra: Shape = {}) =>
         .strictObject({
           model_name: z.string().min(1).default("local").describe("A model_name from model_list."),
           max_tool_iterations: int(1, 1000).default(20).describe("Model round trips per turn before the turn stops."),
+          max_turn_output_bytes: int(4 * KiB, 64 * MiB)
+            .default(4 * MiB)
+            .describe(
+              "Bytes of tool output one turn shows the user at most (UTF-8, all its tools' non-silent results together, and at most 500 of them); past it the rest is not shown, and the user is told once how much was left out. The model still gets every result.",
+            ),
           max_tokens: int(1, 10_000_000).optional().describe("max_tokens for every model entry that does not set its own (PicoClaw's place for it)."),
           temperature: z.number().min(0).max(2).optional().describe("temperature for every model entry that does not set its own (PicoClaw's place for it)."),
           max_history_messages: int(10, 100_000).default(500).describe("Messages a session keeps; older exchanges are dropped first."),

@@ -112,6 +112,7 @@ export class TurnRunner {
         provider: deps.context.forTurn(deps.models.get(deps.modelNameOf(agent)), deps.modelNameOf(agent), sessionKey),
         tools: deps.policy.toolSet(agent, oneTurn || isSubagentKey(sessionKey)),
         maxIterations: deps.config.agents.defaults.max_tool_iterations,
+        maxOutputBytes: deps.config.agents.defaults.max_turn_output_bytes,
         timeoutMs: deps.config.agents.defaults.turn_timeout_ms,
         timer: deps.turnTimer,
         history: deps.history,

@@ -12,6 +12,7 @@ import type { ApprovalGate } from "../../tools/approval.js";
 import type { CallObserver, CallScope, ToolSet } from "../../tools/tool-set.js";
 import type { ImageInput } from "./images.js";
 import { type TokenUsage, UsageSum } from "./usage.js";
+import { OutputBudget } from "./output-budget.js";
 
 export interface TurnInput {
   turnId: string;
@@ -26,6 +27,8 @@ export interface TurnInput {
   provider: ModelProvider;
   tools: ToolSet;
   maxIterations: number;
+  /** Bytes of tool output the turn shows the user at most (agents.defaults.max_turn_output_bytes); the model still gets every result. */
+  maxOutputBytes?: number;
   /** The turn's deadline (agents.defaults.turn_timeout_ms), timed by `timer`. */
   timeoutMs: number;
   timer: Timer;
@@ -110,12 +113,14 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   if (missing.length > 0) added.unshift(...missing.map((id): ChatMessage => ({ role: "tool", tool_call_id: id, content: NO_CLIENT_RESULT, is_error: true })));
   const clientNames = new Set((input.clientTools ?? []).map((t) => t.name));
   const specs = clientNames.size > 0 ? [...tools.specs(), ...input.clientTools!] : tools.specs();
+  // What this turn shows the user of its tools' results, bounded (agents.defaults.max_turn_output_bytes).
+  const shown = new OutputBudget(input.maxOutputBytes ?? Number.POSITIVE_INFINITY, input.turnId, input.deliver);
   const toolContext: CallScope = {
     agentId: agent.id,
     sessionKey,
     turnId: input.turnId,
     signal,
-    observer: toolEvents(events, scope),
+    observer: toolEvents(events, scope, (text) => shown.fits(text)),
     ...(input.gate ? { gate: input.gate } : {}),
   };
   const usage = new UsageSum();
@@ -160,6 +165,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       showRest(reply, (response.text ?? "").slice(0, streamed));
       added.push({ role: "assistant", content: reply });
       await input.history.append(sessionKey, added.map(withoutThinking));
+      shown.finish();
       if (reply) input.deliver({ from: "agent", text: reply }, { turnId: input.turnId });
       return { reply, hitLimit: false, cutOff: response.finishReason === "length", ...usage.total() };
     }
@@ -179,15 +185,16 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     const results = await Promise.all(own.map((call) => tools.execute(call, toolContext)));
     own.forEach((call, i) => {
       const result = results[i]!;
+      // What the user is shown (within the turn's output budget) is what the history keeps as shown.
+      const seen = !result.silent && result.forUser ? shown.tool(call.function.name, result.forUser, call.id) : false;
       added.push({
         role: "tool",
         tool_call_id: call.id,
         content: result.forLLM,
         ...(result.isError ? { is_error: true } : {}),
-        ...(!result.silent && result.forUser ? { shown: result.forUser } : {}),
+        ...(seen ? { shown: result.forUser } : {}),
         ...(result.keepDetails && result.details !== undefined ? { details: result.details } : {}),
       });
-      if (!result.silent && result.forUser) input.deliver({ from: call.function.name, text: result.forUser }, { turnId: input.turnId, callId: call.id });
     });
     if (clientCalls.length > 0) {
       // The client runs these: the turn so far is kept, and goes on when their results come.
@@ -201,6 +208,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   showRest(reply, "");
   added.push({ role: "assistant", content: reply });
   await input.history.append(sessionKey, added.map(withoutThinking));
+  shown.finish();
   input.deliver({ from: "agent", text: reply }, { turnId: input.turnId });
   return { reply, hitLimit: true, cutOff: false, ...usage.total() };
 }
@@ -230,12 +238,13 @@ function userContent(text: string, images: readonly ImageInput[]): string | Cont
   ];
 }
 
-/** A tool set's calls as runtime events; `tool.end` carries what the user sees of a result that is not silent. */
-function toolEvents(events: EventBus, scope: { agentId: string; sessionKey: string; turnId: string }): CallObserver {
+/** A tool set's calls as runtime events; `tool.end` carries what the user sees of a result that is not silent (within the turn's output budget). */
+function toolEvents(events: EventBus, scope: { agentId: string; sessionKey: string; turnId: string }, fits: (text: string) => boolean): CallObserver {
   return {
     started: (tool, callId) => events.emit("tool.start", { ...scope, tool, callId }),
     ended: (tool, callId, result, durationMs) => {
-      const text = !result.silent && result.forUser ? { text: result.forUser } : {};
+      // The text goes with the event only while the turn's output budget has room for it (as its delivery will).
+      const text = !result.silent && result.forUser && fits(result.forUser) ? { text: result.forUser } : {};
       events.emit("tool.end", { ...scope, tool, callId, isError: result.isError, silent: result.silent, durationMs, ...text });
     },
     published: (tool, callId, details) => events.emit("tool.update", { ...scope, tool, callId, details }),
