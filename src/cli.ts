@@ -35,6 +35,12 @@ export interface CliIO {
   terminal?: boolean;
   /** Writes without a line break (the chat's prompt). */
   prompt?: (text: string) => void;
+  /**
+   * Watches the process that started this one (under `npx`, npm's shell):
+   * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
+   * Returns the function that stops watching.
+   */
+  onParentExit?: (listener: () => void) => () => void;
 }
 
 /** This package's version, from its package.json. */
@@ -210,6 +216,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
   const onInt = () => stopping.abort("SIGINT");
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
+  const unwatch = io.onParentExit?.(() => stopping.abort("the npm process that started it ended"));
   try {
     const { runtime, warnings } = await prepare(loaded, { logger, redact, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
@@ -273,6 +280,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     }
     throw error;
   } finally {
+    unwatch?.();
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
   }
