@@ -4,7 +4,7 @@
 // and package-lock.json (the bundle carries copies of the packages it
 // uses). scripts/build.mjs writes a digest of their contents to STAMP.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from "node:fs";
 import path from "node:path";
 
 /** The build's record of what it was made from, relative to the project. */
@@ -46,4 +46,27 @@ export function digestOf(root, files) {
       .update(readFileSync(file))
       .update("\0");
   return hash.digest("hex");
+}
+
+/**
+ * Whether dist/ of the project at `root` was built from its inputs as they
+ * are now: a few milliseconds of file stats when no input is newer than the
+ * build, else a digest of their contents (a copy or a checkout may give
+ * unchanged files new times; then the stamp takes the time of now, so the
+ * next check needs only the stats). `withTypes`: the type declarations too
+ * (a build by `npm start` leaves them out).
+ */
+export function buildIsCurrent(root, withTypes = false) {
+  const stamp = path.join(root, STAMP);
+  const made = statSync(stamp, { throwIfNoEntry: false });
+  if (!made || !existsSync(path.join(root, "dist", "main.js"))) return false;
+  if (withTypes && !existsSync(path.join(root, "dist", "main.d.ts"))) return false;
+  if (existsSync(path.join(root, "web")) && !existsSync(path.join(root, "dist", "web", "index.html"))) return false;
+  const inputs = buildInputs(root);
+  if (newestOf(inputs) <= made.mtimeMs) return true;
+  if (readFileSync(stamp, "utf8").trim() !== digestOf(root, inputs)) return false;
+  // Not a file's time from the future: an edit made before then would go unseen.
+  const now = new Date();
+  utimesSync(stamp, now, now);
+  return true;
 }

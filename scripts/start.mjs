@@ -7,31 +7,15 @@
 // they are (`--no-types`: running needs only the JavaScript). npm runs this
 // with `exec`, so a signal sent to `npm start` reaches the gateway.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, utimesSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { STAMP, buildInputs, digestOf, newestOf } from "./build-inputs.mjs";
+import { buildIsCurrent } from "./build-inputs.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const built = path.join(root, "dist", "main.js");
-const stamp = path.join(root, STAMP);
 
-/** Whether dist/ was built from the project's inputs as they are now. */
-function current() {
-  const made = statSync(stamp, { throwIfNoEntry: false });
-  if (!made || !existsSync(built)) return false;
-  if (existsSync(path.join(root, "web")) && !existsSync(path.join(root, "dist", "web", "index.html"))) return false;
-  const inputs = buildInputs(root);
-  if (newestOf(inputs) <= made.mtimeMs) return true;
-  if (readFileSync(stamp, "utf8").trim() !== digestOf(root, inputs)) return false;
-  // Newer times, same contents: the stamp takes the time of now, so the next start needs only the stats.
-  // (Not a file's time from the future: an edit made before then would go unseen.)
-  const now = new Date();
-  utimesSync(stamp, now, now);
-  return true;
-}
-
-if (existsSync(path.join(root, "src")) && !current()) {
+if (existsSync(path.join(root, "src")) && !buildIsCurrent(root)) {
   process.stderr.write("picoclaw: sources changed since the last build; building...\n");
   const result = spawnSync(process.execPath, [path.join(root, "scripts", "build.mjs"), "--no-types"], { stdio: "inherit" });
   if (result.status !== 0) process.exit(result.status ?? 1);

@@ -61,6 +61,8 @@ export interface BootstrapOptions {
   makeWorkspaces?: boolean;
   /** Why nobody can answer an approval request here (`picoclaw agent -m`): calls under "ask" are denied with it. */
   nobodyAnswers?: string;
+  /** A model_name of model_list every agent uses, over its own and the default (`picoclaw agent --model`). */
+  model?: string;
 }
 
 export interface Bootstrapped {
@@ -97,7 +99,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     return type.create(entry, `channel_list[${i}]`);
   });
   const features = [...own, ...(opts.features ?? []), ...channels];
-  const catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features), {
+  let catalog = loadAgentCatalog(loaded.agentsDir, frontmatterOf(features), {
     baseDir: loaded.baseDir,
     workspace: loaded.config.agents.defaults.workspace,
     home: loaded.env.HOME,
@@ -110,6 +112,7 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
       ...catalog.warnings,
     ]);
   }
+  if (opts.model !== undefined) catalog = { ...catalog, agents: withModel(loaded, catalog.agents, opts.model) };
   checkChannelAgents(loaded, catalog);
   if (opts.makeWorkspaces !== false) makeWorkspaces(catalog.agents.values());
   const models = new ModelCatalog(loaded, { ...opts.models, ...(opts.fetch ? { fetch: opts.fetch } : {}), secrets: [...loaded.secrets] }, house.providers);
@@ -152,6 +155,13 @@ function assemble(loaded: LoadedConfig, opts: BootstrapOptions, own: readonly Fe
     warnings: [...loaded.warnings, ...catalog.warnings, ...temperatureWarnings(loaded.config), ...runtime.startupWarnings()].map(redact),
     problems,
   };
+}
+
+/** Every agent on one model_list entry (`--model`); a name that is not one stops start-up (exit 2), naming the entries there are. */
+function withModel(loaded: LoadedConfig, agents: ReadonlyMap<string, AgentDefinition>, model: string): Map<string, AgentDefinition> {
+  const names = loaded.config.model_list.map((entry) => entry.model_name);
+  if (!names.includes(model)) throw new ConfigError([`--model: "${model}" is not a model_name in model_list (it has: ${names.join(", ")})`]);
+  return new Map([...agents].map(([id, agent]) => [id, { ...agent, model }]));
 }
 
 /** An embedder's feature given to bootstrap must bring no config: its sections would not be in the schema the config was read with. */

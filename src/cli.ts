@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parseArgs } from "node:util";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
 import { skillsFeature } from "./features/index.js";
 import { CronUsageError, cronCommand } from "./cron-cli.js";
+import { COMMANDS, type CommandLine, USAGE, UsageError, helpOf, parseCommandLine } from "./cli-usage.js";
+import { modelList, statusCommand, storeOf } from "./status-cli.js";
 import { PairingUsageError, pairingCommand } from "./pairing-cli.js";
 import { table } from "./text-table.js";
 import { configFileOf } from "./config/config-file.js";
@@ -21,36 +22,6 @@ import { onboard } from "./onboard.js";
 import { loadPage } from "./page.js";
 import { type Redact, noRedaction, redactor } from "./tools/redact.js";
 
-const USAGE = `picoclaw: a gateway runtime for chat agents
-
-Usage:
-  picoclaw gateway                          start the HTTP gateway
-  picoclaw agent -m TEXT [--agent ID] [--session ID]
-                                            run one turn, print the reply
-  picoclaw agent [--agent ID] [--session ID]
-                                            chat: one message a line, /exit ends
-  picoclaw agents                           list agents and their effective tools
-  picoclaw skills list [--agent ID]         list the skills an agent has (workspace, $PICOCLAW_HOME, built-in)
-  picoclaw cron list                        list the scheduled jobs (through the running gateway, or its store)
-  picoclaw cron add --session KEY --message TEXT (--at S | --every S | --cron EXPR [--tz ZONE])
-                                            schedule a message for a session (KEY, or a web session's name)
-  picoclaw cron remove ID                   remove a scheduled job
-  picoclaw pairing list                     list the chat users waiting with a pairing code, and those let in
-  picoclaw pairing approve CODE             let the code's user in (the channel tells them)
-  picoclaw pairing deny CODE                drop a pairing code
-  picoclaw pairing revoke CHANNEL USER_ID   let a paired user out again
-  picoclaw config check                     validate and print the effective config (secrets masked)
-  picoclaw onboard                          make $PICOCLAW_HOME (~/.picoclaw): config.json, workspace/AGENT.md
-                                            and empty prompt files; never overwrites a file
-
-Options (every command):
-  --config PATH    config file (default: $PICOCLAW_CONFIG, then ./picoclaw.config.json,
-                   then $PICOCLAW_HOME/config.json)
-  -h, --help       this text
-  -v, --version    the version
-
-Exit codes: 0 ok, 1 the work failed, 2 bad config or usage.`;
-
 export interface CliIO {
   argv: string[];
   env: Record<string, string | undefined>;
@@ -64,51 +35,38 @@ export interface CliIO {
   terminal?: boolean;
   /** Writes without a line break (the chat's prompt). */
   prompt?: (text: string) => void;
-}
-
-class UsageError extends Error {}
-
-function parseCommandLine(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      config: { type: "string" },
-      message: { type: "string", short: "m" },
-      agent: { type: "string" },
-      session: { type: "string" },
-      at: { type: "string" },
-      every: { type: "string" },
-      cron: { type: "string" },
-      tz: { type: "string" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-    },
-  });
+  /**
+   * Watches the process that started this one (under `npx`, npm's shell):
+   * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
+   * Returns the function that stops watching.
+   */
+  onParentExit?: (listener: () => void) => () => void;
 }
 
 /** This package's version, from its package.json. */
-function packageVersion(): string {
+export function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 }
 
 /** Runs one CLI command; resolves with the exit code (the gateway resolves when it stops). */
 export async function runCli(io: CliIO): Promise<number> {
-  let parsed: ReturnType<typeof parseCommandLine>;
+  let parsed: CommandLine;
   try {
     parsed = parseCommandLine(io.argv);
   } catch (error) {
-    io.stderr(`${messageOf(error)}\n\n${USAGE}`);
-    return 2;
+    return usageFailed(error, io);
   }
-  const { values, positionals } = parsed;
-  const [command, sub] = positionals;
-  if (values.version) {
+  const { command, sub, rest, values } = parsed;
+  if (values.version || (command === "version" && !values.help)) {
     io.stdout(`picoclaw ${packageVersion()}`);
     return 0;
   }
-  if (values.help || command === undefined || command === "help") {
-    io.stdout(USAGE);
+  if (command === "help") {
+    io.stdout(helpOf(sub ?? ""));
+    return sub === undefined || sub in COMMAND_NAMES ? 0 : 2;
+  }
+  if (values.help || command === undefined) {
+    io.stdout(command === undefined ? USAGE : helpOf(command));
     return command === undefined && !values.help ? 2 : 0;
   }
   // Onboarding makes the config; it reads none.
@@ -116,39 +74,68 @@ export async function runCli(io: CliIO): Promise<number> {
   // Once the config is read, nothing this command prints or logs holds one of its secrets.
   let redact: Redact = noRedaction;
   try {
-    const loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: values.config ? ["--config", values.config] : [] });
+    const configFlag = typeof values.config === "string" ? ["--config", values.config] : [];
+    let loaded = loadConfig({ env: io.env, cwd: io.cwd, argv: configFlag });
     redact = redactor(loaded.secrets);
-    // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL says otherwise.
+    if (command === "gateway" || command === "status") loaded = withAddress(loaded, values, command);
+    // On a terminal, a one-turn command or a chat shows warnings and errors only, unless PICOCLAW_LOG_LEVEL (or -d) says otherwise.
     const quiet = command === "agent" && io.terminal === true;
-    const base = io.logger ?? createLogger(loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info"));
+    const level = values.debug === true ? "debug" : loaded.env.PICOCLAW_LOG_LEVEL?.trim().toLowerCase() || (quiet ? "warn" : "info");
+    const base = io.logger ?? createLogger(level);
     const logger = redact === noRedaction ? base : redactingLogger(base, redact);
     const log: CliLog = { logger, redact };
+    const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
     switch (command) {
       case "gateway":
         return await gateway(loaded, log, io);
       case "agent":
-        return await agentTurn(loaded, log, io, values);
+        return await agentTurn(loaded, log, io, {
+          message: text("message"),
+          agent: text("agent"),
+          session: text("session"),
+          model: text("model"),
+          debug: values.debug === true,
+        });
       case "agents":
         return await agents(loaded, log, io);
+      case "model":
+        if (sub !== undefined)
+          throw new UsageError(
+            `picoclaw model lists the models; to change the default one, set agents.defaults.model_name in the config (got "${sub}")`,
+            command,
+          );
+        return await modelList(loaded, log, io);
+      case "status":
+        return await statusCommand(loaded, io);
       case "cron":
         try {
-          return await cronCommand(loaded, log, io, { sub, rest: positionals.slice(2), ...values });
+          return await cronCommand(loaded, log, io, {
+            sub,
+            rest,
+            session: text("session"),
+            agent: text("agent"),
+            message: text("message"),
+            at: text("at"),
+            every: text("every"),
+            cron: text("cron"),
+            tz: text("tz"),
+          });
         } catch (error) {
-          if (error instanceof CronUsageError) throw new UsageError(error.message);
+          if (error instanceof CronUsageError) throw new UsageError(error.message, command);
           throw error;
         }
       case "pairing":
         try {
-          return await pairingCommand(loaded, log, io, { sub, rest: positionals.slice(2) });
+          return await pairingCommand(loaded, log, io, { sub, rest });
         } catch (error) {
-          if (error instanceof PairingUsageError) throw new UsageError(error.message);
+          if (error instanceof PairingUsageError) throw new UsageError(error.message, command);
           throw error;
         }
       case "skills":
-        if (sub !== "list") throw new UsageError(`unknown skills command "${sub ?? ""}"; try: picoclaw skills list`);
-        return await skillsList(loaded, log, io, values.agent);
+        if (sub !== "list") throw new UsageError(`unknown skills command "${sub ?? ""}"; try: picoclaw skills list`, command);
+        return await skillsList(loaded, log, io, text("agent"));
       case "config":
-        if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`);
+        if (sub !== "check") throw new UsageError(`unknown config command "${sub ?? ""}"; try: picoclaw config check`, command);
         return await configCheck(loaded, log, io);
       default:
         throw new UsageError(`unknown command "${command}"`);
@@ -158,14 +145,38 @@ export async function runCli(io: CliIO): Promise<number> {
       io.stderr(redact(`picoclaw: invalid configuration:\n${error.problems.map((p) => `  - ${p}`).join("\n")}`));
       return 2;
     }
-    if (error instanceof UsageError) {
-      io.stderr(`picoclaw: ${error.message}\n\n${USAGE}`);
-      return 2;
-    }
+    if (error instanceof UsageError) return usageFailed(error, io);
     io.stderr(redact(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`));
     // A bad request (an unknown agent, a bad session) or set-up (a session folder another gateway owns) is a usage error; anything else is work that failed.
     return error instanceof PicoclawError && (error.fault === "user" || error.code === "sessions_locked") ? 2 : 1;
   }
+}
+
+const COMMAND_NAMES = Object.fromEntries(Object.keys(COMMANDS).map((name) => [name, true]));
+
+/** Exit 2: what was wrong, then the help of the command it was about (or the overview). */
+function usageFailed(error: unknown, io: CliIO): number {
+  const command = error instanceof UsageError ? error.command : undefined;
+  io.stderr(`picoclaw: ${messageOf(error)}\n\n${command === undefined ? USAGE : helpOf(command)}`);
+  return 2;
+}
+
+/** `--host` and `--port` over the config's (and the environment's) gateway address. */
+function withAddress(loaded: LoadedConfig, values: CommandLine["values"], command: string): LoadedConfig {
+  const { host, port } = values;
+  if (host === undefined && port === undefined) return loaded;
+  if (typeof host === "string" && host.trim() === "") throw new UsageError("--host: expected an address (got an empty one)", command);
+  let portNumber: number | undefined;
+  if (typeof port === "string") {
+    if (!/^\d{1,5}$/.test(port) || Number(port) > 65_535) throw new UsageError(`--port: expected a port number 0-65535 (got ${JSON.stringify(port)})`, command);
+    portNumber = Number(port);
+  }
+  const gatewaySection = {
+    ...loaded.config.gateway,
+    ...(typeof host === "string" ? { host: host.trim() } : {}),
+    ...(portNumber === undefined ? {} : { port: portNumber }),
+  };
+  return { ...loaded, config: { ...loaded.config, gateway: gatewaySection } };
 }
 
 function onboardCommand(io: CliIO): number {
@@ -205,6 +216,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
   const onInt = () => stopping.abort("SIGINT");
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
+  const unwatch = io.onParentExit?.(() => stopping.abort("the npm process that started it ended"));
   try {
     const { runtime, warnings } = await prepare(loaded, { logger, redact, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
@@ -224,6 +236,14 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
         allowedHosts: allowed_hosts,
         ...("page" in loadedPage ? { page: loadedPage.page } : {}),
         configFile: configFileOf(loaded, redact),
+        about: {
+          version: packageVersion(),
+          node: process.version,
+          pid: process.pid,
+          startedAt: Date.now(),
+          now: Date.now,
+          store: storeOf(loaded),
+        },
         limits: {
           headersTimeoutMs: limits.headers_timeout_ms,
           requestTimeoutMs: limits.request_timeout_ms,
@@ -260,6 +280,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     }
     throw error;
   } finally {
+    unwatch?.();
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
   }
@@ -276,9 +297,18 @@ async function withRuntime(
   work: (prepared: Bootstrapped) => Promise<number>,
   makeWorkspaces = true,
   nobodyAnswers?: string,
+  run: { model?: string; debug?: boolean } = {},
 ): Promise<number> {
-  const prepared = await prepare(loaded, { logger, redact, history: "memory", makeWorkspaces, ...(nobodyAnswers === undefined ? {} : { nobodyAnswers }) });
+  const prepared = await prepare(loaded, {
+    logger,
+    redact,
+    history: "memory",
+    makeWorkspaces,
+    ...(nobodyAnswers === undefined ? {} : { nobodyAnswers }),
+    ...(run.model === undefined ? {} : { model: run.model }),
+  });
   printWarnings(prepared.warnings, io);
+  if (run.debug) logEvents(prepared.runtime, logger);
   try {
     return await work(prepared);
   } finally {
@@ -286,21 +316,43 @@ async function withRuntime(
   }
 }
 
-function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { message?: string; agent?: string; session?: string }): Promise<number> {
+interface AgentArgs {
+  message: string | undefined;
+  agent: string | undefined;
+  session: string | undefined;
+  /** A model_name every agent uses for this run. */
+  model: string | undefined;
+  /** -d: a log line per turn, model answer and failed tool. */
+  debug: boolean;
+}
+
+function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: AgentArgs): Promise<number> {
   const text = values.message;
-  if (text === undefined && io.stdin === undefined) throw new UsageError("agent needs -m TEXT");
+  if (text === undefined && io.stdin === undefined) throw new UsageError("agent needs -m TEXT", "agent");
   if (values.session !== undefined && !CHAT_ID.test(values.session)) {
-    throw new UsageError(`--session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(values.session)})`);
+    throw new UsageError(`--session: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(values.session)})`, "agent");
   }
+  const models = loaded.config.model_list.map((entry) => entry.model_name);
+  if (values.model !== undefined && !models.includes(values.model)) {
+    throw new UsageError(`--model: "${values.model}" is not a model_name in model_list (it has: ${models.join(", ")})`, "agent");
+  }
+  const run = { ...(values.model === undefined ? {} : { model: values.model }), debug: values.debug };
   if (text === undefined) {
     const input = io.stdin!;
-    return withRuntime(loaded, log, io, async ({ runtime }) =>
-      // The chat's reader (and node:readline) is loaded only for a chat.
-      (await import("./repl.js")).repl(
-        runtime,
-        { input, terminal: io.terminal === true, stdout: io.stdout, stderr: io.stderr, prompt: io.prompt ?? (() => {}) },
-        { agentId: runtime.agent(values.agent ?? runtime.defaultAgentId).id, chatId: values.session ?? "default" },
-      ),
+    return withRuntime(
+      loaded,
+      log,
+      io,
+      async ({ runtime }) =>
+        // The chat's reader (and node:readline) is loaded only for a chat.
+        (await import("./repl.js")).repl(
+          runtime,
+          { input, terminal: io.terminal === true, stdout: io.stdout, stderr: io.stderr, prompt: io.prompt ?? (() => {}) },
+          { agentId: runtime.agent(values.agent ?? runtime.defaultAgentId).id, chatId: values.session ?? "default" },
+        ),
+      true,
+      undefined,
+      run,
     );
   }
   return withRuntime(
@@ -325,6 +377,7 @@ function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: { messa
     true,
     // One message and no terminal to ask on: a call under "ask" is denied, and the model is told why.
     "nobody is there to answer it (picoclaw agent -m; use the chat, picoclaw agent without -m, or the gateway)",
+    run,
   );
 }
 

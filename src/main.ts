@@ -11,6 +11,9 @@ runCli({
   stdin: process.stdin,
   terminal: process.stdin.isTTY === true && process.stderr.isTTY === true,
   prompt: (text) => process.stderr.write(text),
+  // Under npm (`npx picoclaw`, a project's `npm start` that runs `picoclaw gateway`) a shell stands between npm and this
+  // process: a signal sent to npm ends npm and the shell, never this one, which then stops as the shell goes.
+  ...(process.env.npm_lifecycle_event !== undefined ? { onParentExit: watchParent } : {}),
 }).then(
   (code) => {
     process.exitCode = code;
@@ -22,3 +25,15 @@ runCli({
     process.exit(1);
   },
 );
+
+/** Calls `listener` once this process's parent is gone (it was given to another parent); returns the function that stops watching. */
+function watchParent(listener: () => void): () => void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    listener();
+  }, 500);
+  timer.unref();
+  return () => clearInterval(timer);
+}

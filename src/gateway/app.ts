@@ -22,6 +22,8 @@ import { imageSchema } from "./images.js";
 import { originGuard } from "./origin.js";
 import { type PageFiles, mountPage } from "./page.js";
 import { limitBodies } from "./body-limit.js";
+import { GatewayMetrics } from "./metrics.js";
+import { type GatewayAbout, statusAnswer } from "./status-route.js";
 import { mountOpenAi } from "./openai/routes.js";
 import { readJson } from "./read-json.js";
 import { readiness } from "./ready-route.js";
@@ -58,6 +60,10 @@ export interface AppOptions {
   page?: PageFiles;
   /** Where the tool library's switches are written (the config file); without it `PUT /v1/tools/<name>/state` is refused. */
   configFile?: ToolSwitchFile;
+  /** What `GET /v1/status` says of the process (without it, that route is 404). */
+  about?: GatewayAbout;
+  /** The metrics `GET /metrics` answers (default: a registry of this app's own, listening to the runtime's events). */
+  metrics?: GatewayMetrics;
 }
 
 /** `POST /v1/chat`'s body: any other field is refused (`400`), so a misspelt one never passes unnoticed. */
@@ -97,6 +103,12 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.get("/ready", readiness(runtime, logger));
 
+  // Prometheus text, behind the token as /v1 is (README, "Metrics").
+  const metrics = opts.metrics ?? new GatewayMetrics(runtime, logger);
+  app.use("*", metrics.countStreams());
+  app.use("/metrics", bearerAuth(token));
+  app.get("/metrics", (c) => metrics.answer(c));
+
   // The chat page, outside /v1: it holds no secret and asks for the token itself.
   if (opts.page) mountPage(app, opts.page);
 
@@ -105,6 +117,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   app.use("/v1/*", limitBodies(MAX_BODY_BYTES));
 
   app.get("/v1/agents", (c) => c.json({ agents: runtime.summaries(), default: runtime.defaultAgentId }));
+
+  const about = opts.about;
+  if (about) app.get("/v1/status", (c) => statusAnswer(c, runtime, about));
 
   mountTools(app, runtime, opts.configFile);
 

@@ -9,6 +9,7 @@ import { limitConnections } from "./connections.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
 import type { ToolSwitchFile } from "./tools-route.js";
+import type { GatewayAbout } from "./status-route.js";
 
 /** What the node server allows its clients (README, "Security and limits"). */
 export interface ServerLimits {
@@ -61,6 +62,8 @@ export interface GatewayOptions {
   page?: PageFiles;
   /** Where the tool library's switches are written: the config file the gateway loaded. */
   configFile?: ToolSwitchFile;
+  /** What `GET /v1/status` says of the process. */
+  about?: GatewayAbout;
 }
 
 export interface RunningGateway {
@@ -100,6 +103,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     responses: { maxResponses: limits.responsesKept, maxBytes: limits.responsesBytes },
     ...(opts.page ? { page: opts.page } : {}),
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
+    ...(opts.about ? { about: opts.about } : {}),
   });
   const server = createAdaptorServer({
     fetch: app.fetch,

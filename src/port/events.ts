@@ -47,6 +47,8 @@ export interface RuntimeEvents {
     iteration: number;
     toolCalls: number;
     durationMs: number;
+    /** From the request to the first piece the model streamed (text, reasoning or a tool call); absent when nothing streamed. */
+    firstTokenMs?: number;
     /** Tokens as the provider counted them; the cache fields when it reports prompt caching. */
     usage?: { inputTokens?: number; outputTokens?: number; cacheCreationInputTokens?: number; cacheReadInputTokens?: number };
   };

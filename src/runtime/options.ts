@@ -78,6 +78,8 @@ export interface RuntimeStats {
   locks: number;
   stopSwitches: number;
   runningTurns: number;
+  /** Messages waiting for their session's turn before them. */
+  queuedTurns: number;
   inflight: number;
   /** Messages whose events a caller follows now (a streamed answer). */
   watchedMessages: number;

@@ -492,6 +492,7 @@ export class Runtime {
       locks: this.locks.size,
       stopSwitches: this.stops.size,
       runningTurns: this.work.runningCount,
+      queuedTurns: this.work.queuedCount,
       inflight: this.work.inflightCount,
       watchedMessages: this.watches.size,
       waitingForPeople: this.desk.size,

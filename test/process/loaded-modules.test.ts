@@ -121,6 +121,21 @@ describe("what a gateway loads", () => {
     }
   });
 
+  it("prom-client (the metrics registry) is not loaded at start-up; the first scrape of /metrics loads it", { timeout: 60_000 }, async () => {
+    const gateway = await startGateway({});
+    try {
+      expect(loads(await gateway.loaded(), "/dist/gateway/metrics-registry.js")).toBe(false);
+      expect((await fetch(`${gateway.url}/health`)).status).toBe(200);
+      expect(loads(await gateway.loaded(), "/dist/gateway/metrics-registry.js")).toBe(false);
+      const res = await fetch(`${gateway.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain("# TYPE picoclaw_turns_total counter");
+      expect(loads(await gateway.loaded(), "/dist/gateway/metrics-registry.js")).toBe(true);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it("a plugin with a plain JSON Schema tool brings the plugin loader and ajv (CommonJS, seen through the require cache), and still not the MCP SDK", {
     timeout: 60_000,
   }, async () => {

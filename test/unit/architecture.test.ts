@@ -35,7 +35,22 @@ function roomOf(file: string): Room {
   const [top] = file.split("/");
   if (["bytes.ts", "errors.ts", "log.ts", "signals.ts", "validation.ts"].includes(file)) return "shared";
   // page.ts reads the chat page's built files once at start-up and hands them to the gateway as bytes.
-  if (["bootstrap.ts", "house.ts", "cli.ts", "cron-cli.ts", "pairing-cli.ts", "text-table.ts", "main.ts", "repl.ts", "page.ts", "onboard.ts"].includes(file))
+  if (
+    [
+      "bootstrap.ts",
+      "house.ts",
+      "cli.ts",
+      "cli-usage.ts",
+      "status-cli.ts",
+      "cron-cli.ts",
+      "pairing-cli.ts",
+      "text-table.ts",
+      "main.ts",
+      "repl.ts",
+      "page.ts",
+      "onboard.ts",
+    ].includes(file)
+  )
     return "composition";
   if (["index.ts", "embed.ts", "testing.ts"].includes(file)) return "entry";
   if (file === "models/message.ts") return "messages";

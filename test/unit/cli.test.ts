@@ -187,3 +187,124 @@ describe("picoclaw config check", () => {
     expect((await cli(["--help"])).code).toBe(0);
   });
 });
+
+describe("the command line people type (PicoClaw's names)", () => {
+  it("--help works on every command and subcommand, each printing its own usage (exit 0)", async () => {
+    for (const argv of [
+      ["gateway"],
+      ["agent"],
+      ["agents"],
+      ["model"],
+      ["status"],
+      ["skills"],
+      ["skills", "list"],
+      ["cron"],
+      ["cron", "add"],
+      ["cron", "remove"],
+      ["pairing"],
+      ["pairing", "approve"],
+      ["config"],
+      ["config", "check"],
+      ["onboard"],
+      ["version"],
+    ]) {
+      for (const flag of ["--help", "-h"]) {
+        const { code, stdout } = await cli([...argv, flag]);
+        expect(code, argv.join(" ")).toBe(0);
+        expect(stdout, argv.join(" ")).toMatch(new RegExp(`^Usage: picoclaw ${argv[0]}\\b`));
+        expect(stdout).toContain("--config PATH");
+      }
+    }
+    expect((await cli(["help", "status"])).stdout).toMatch(/^Usage: picoclaw status/);
+    const overview = (await cli(["--help"])).stdout;
+    for (const command of ["gateway", "agent", "model", "status", "version"]) expect(overview).toContain(`  picoclaw ${command} `);
+  });
+
+  it("a flag the command does not take is exit 2, naming the flag", async () => {
+    const unknown = await cli(["agent", "-m", "x", "--frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^picoclaw: unknown flag --frobnicate \(picoclaw agent --help lists its flags\)\n\nUsage: picoclaw agent/);
+    expect((await cli(["gateway", "-x"])).stderr).toMatch(/^picoclaw: unknown flag -x/);
+    // A flag of another command is no flag of this one.
+    expect((await cli(["agents", "--model", "local"])).stderr).toMatch(/^picoclaw: unknown flag --model/);
+    expect((await cli(["agent", "-s"])).stderr).toMatch(/^picoclaw: --session needs a value/);
+    expect((await cli(["gateway", "--port", "eighty"])).stderr).toMatch(/^picoclaw: --port: expected a port number 0-65535 \(got "eighty"\)/);
+    expect((await cli(["gateway", "--port", "70000"])).code).toBe(2);
+  });
+
+  it("agent -s names the session as --session does", async () => {
+    const ok = await cli(["agent", "-s", "chat1", "-m", "hi"]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^You said: hi/);
+    const bad = await cli(["agent", "-s", "a:b", "-m", "hi"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^picoclaw: --session: expected 1-128 characters/);
+  });
+
+  it("agent --model runs every agent on that model for this run, over the agent's own; a name not in model_list is exit 2", async () => {
+    const project = writeProject({
+      config: {
+        model_list: [
+          { model_name: "local", provider: "builtin", model: "scripted" },
+          // Nothing answers on port 1: a turn on this model fails, naming it.
+          { model_name: "remote", provider: "openai", model: "m", api_base: "http://127.0.0.1:1/v1", api_key: "k" },
+        ],
+      },
+      agents: { main: "---\nname: Main\nmodel: local\n---\np" },
+    });
+    expect((await cli(["agent", "-m", "hi"], { cwd: project })).code).toBe(0);
+    const remote = await cli(["agent", "-m", "hi", "--model", "remote"], { cwd: project });
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toMatch(/remote/);
+    const unknown = await cli(["agent", "-m", "hi", "--model", "gpt-9"], { cwd: project });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^picoclaw: --model: "gpt-9" is not a model_name in model_list \(it has: local, remote\)/);
+  });
+
+  it("agent -d logs a line per turn and model answer; without it, none", async () => {
+    const lines = async (argv: string[]) => {
+      const logger = recordingLogger();
+      const code = await runCli({ argv, env: {}, cwd: writeProject({ config: {} }), stdout: () => {}, stderr: () => {}, logger });
+      expect(code).toBe(0);
+      return logger.lines.map((l) => l.message);
+    };
+    expect(await lines(["agent", "-m", "hi", "-d"])).toEqual(expect.arrayContaining(["model answered", "turn"]));
+    expect(await lines(["agent", "-m", "hi"])).not.toContain("turn");
+  });
+
+  it("version prints what --version prints", async () => {
+    const version = await cli(["version"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toBe((await cli(["--version"])).stdout);
+  });
+
+  it("model lists model_list: provider, model and the agents using each, the default marked", async () => {
+    const project = writeProject({
+      config: {
+        model_list: [
+          { model_name: "local", provider: "builtin", model: "scripted" },
+          { model_name: "gpt", provider: "openai", model: "gpt-4o-mini", api_base: "https://api.openai.com/v1", api_key: "sk-hidden-1" },
+          { model_name: "spare", provider: "builtin", model: "scripted" },
+        ],
+      },
+      agents: { main: "---\nname: Main\n---\np", helper: "---\nname: Helper\n---\np", writer: "---\nname: Writer\nmodel: gpt\n---\np" },
+    });
+    const { code, stdout } = await cli(["model"], { cwd: project });
+    expect(code).toBe(0);
+    expect(stdout.split("\n")).toEqual([
+      "MODEL_NAME  PROVIDER  MODEL        AGENTS",
+      "local *     builtin   scripted     helper,main",
+      "gpt         openai    gpt-4o-mini  writer",
+      "spare       builtin   scripted     -",
+      "* agents.defaults.model_name: what an agent without a model of its own uses",
+    ]);
+    expect(stdout).not.toContain("sk-hidden");
+    expect((await cli(["model", "gpt"], { cwd: project })).code).toBe(2);
+  });
+
+  it("status with gateway.port 0 cannot know where to ask: exit 2, saying to give --port", async () => {
+    const { code, stderr } = await cli(["status"], { cwd: writeProject({ config: { gateway: { port: 0 } } }) });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/gateway\.port is 0 .* picoclaw status --port PORT/);
+  });
+});

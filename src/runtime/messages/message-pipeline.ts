@@ -75,7 +75,7 @@ export class MessagePipeline {
     input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling" | "clientTools" | "toolResults">,
     oneTurn = false,
   ): Promise<MessageOutcome> {
-    const { commands, turns, events, outbox, locks, stops } = this.parts;
+    const { commands, turns, events, outbox, stops } = this.parts;
     const matched = commands.match(input.text);
     const images = input.images ?? [];
     if (images.length > 0) this.acceptImages(agent, matched, images);
@@ -135,7 +135,7 @@ export class MessagePipeline {
         watch?.close();
       }
     };
-    const task = stop ? locks.run(sessionKey, work) : work();
+    const task = stop ? this.inTurn(sessionKey, work) : work();
     this.parts.work.track(task);
     try {
       return { agentId: agent.id, sessionKey, delivered, ...(await task) };
@@ -166,6 +166,15 @@ export class MessagePipeline {
     }
   }
 
+  /** `work` once the session's turns before it ended, counted as queued meanwhile. */
+  private inTurn<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
+    const started = this.parts.work.queue();
+    return this.parts.locks.run(sessionKey, () => {
+      started();
+      return work();
+    });
+  }
+
   /** The session's stop switch joined with shutdown; held until released. */
   holdStop(sessionKey: string): HeldStop {
     const held = this.parts.stops.hold(rootKey(sessionKey));
@@ -192,19 +201,17 @@ export class MessagePipeline {
     // Stopped by /stop and shutdown; dropped by a clear of the session, even while it waits for the lock.
     const cleared = this.parts.background.add(sessionKey);
     const signals = joinSignals([stop.signal, cleared.signal]);
-    const task = this.parts.locks
-      .run(sessionKey, async () => {
-        signals.signal.throwIfAborted();
-        const result = await this.parts.turns.run(agent, sessionKey, text, signals.signal, (delivery, origin) =>
-          this.deliverLater(agent.id, sessionKey, delivery, origin),
-        );
-        return result.reply;
-      })
-      .finally(() => {
-        cleared.done();
-        signals.dispose();
-        stop.release();
-      });
+    const task = this.inTurn(sessionKey, async () => {
+      signals.signal.throwIfAborted();
+      const result = await this.parts.turns.run(agent, sessionKey, text, signals.signal, (delivery, origin) =>
+        this.deliverLater(agent.id, sessionKey, delivery, origin),
+      );
+      return result.reply;
+    }).finally(() => {
+      cleared.done();
+      signals.dispose();
+      stop.release();
+    });
     this.parts.work.track(task);
     return task;
   }

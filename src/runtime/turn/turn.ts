@@ -126,7 +126,9 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   const usage = new UsageSum();
   // The model's text is shown as it streams (`text.delta`); what the reply adds after it (a note) follows it.
   let streamed = 0;
+  let firstDelta: number | undefined;
   const onDelta = (delta: ModelDelta) => {
+    firstDelta ??= input.now();
     if (delta.type !== "text" || delta.text === "") return;
     streamed += delta.text.length;
     events.emit("text.delta", { ...scope, text: delta.text });
@@ -142,6 +144,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
     streamed = 0;
+    firstDelta = undefined;
     // The client's tool_choice binds the turn's first answer only (a forced call every time would never end).
     const sampling = input.sampling && iteration > 1 && input.sampling.toolChoice !== undefined ? { ...input.sampling, toolChoice: undefined } : input.sampling;
     const response = await provider.chat(
@@ -155,6 +158,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
       iteration,
       toolCalls: response.toolCalls.length,
       durationMs: input.now() - started,
+      ...(firstDelta === undefined ? {} : { firstTokenMs: firstDelta - started }),
       ...(response.usage ? { usage: response.usage } : {}),
     });
 

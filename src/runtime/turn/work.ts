@@ -9,6 +9,7 @@ import { isWithin } from "../../session/key.js";
 export class Work {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly running = new Map<string, number>();
+  private waiting = 0;
 
   track(task: Promise<unknown>): void {
     this.inflight.add(task);
@@ -23,6 +24,17 @@ export class Work {
       const left = this.running.get(sessionKey)! - 1;
       if (left === 0) this.running.delete(sessionKey);
       else this.running.set(sessionKey, left);
+    };
+  }
+
+  /** A message waits for its session's turn before it; the returned function says its own started (once). */
+  queue(): () => void {
+    this.waiting++;
+    let started = false;
+    return () => {
+      if (started) return;
+      started = true;
+      this.waiting--;
     };
   }
 
@@ -45,6 +57,11 @@ export class Work {
 
   get inflightCount(): number {
     return this.inflight.size;
+  }
+
+  /** Messages waiting for their session's turn before them. */
+  get queuedCount(): number {
+    return this.waiting;
   }
 
   get runningCount(): number {

@@ -117,6 +117,14 @@ function readOwner(file: string): LockOwner | undefined {
   return undefined;
 }
 
+/** Who holds the folder's lock, if anyone does, and whether that process still runs here (`picoclaw status`). */
+export function lockHolder(dir: string): { owner: LockOwner; running: boolean | undefined } | undefined {
+  const owner = readOwner(path.join(dir, LOCK_FILE));
+  if (!owner) return undefined;
+  // Another machine's process cannot be checked from here.
+  return { owner, running: owner.host === hostname() ? running(owner.pid) : undefined };
+}
+
 function describe(owner: LockOwner): string {
   return `process ${owner.pid} on ${owner.host}${owner.started_at ? `, since ${owner.started_at}` : ""}`;
 }
