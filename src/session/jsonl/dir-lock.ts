@@ -122,7 +122,7 @@ export function lockHolder(dir: string): { owner: LockOwner; running: boolean | 
   const owner = readOwner(path.join(dir, LOCK_FILE));
   if (!owner) return undefined;
   // Another machine's process cannot be checked from here.
-  return { owner, running: owner.host === hostname() ? running(owner.pid) : undefined };
+  return { owner, running: owner.host === hostname() ? owner.pid !== process.pid && running(owner) : undefined };
 }
 
 function describe(owner: LockOwner): string {
