@@ -94,6 +94,11 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
         .min(1)
         .default("sessions")
         .describe("Folder of the session files (store jsonl), relative to the config file. One gateway process owns it at a time."),
+      max_disk_reads: int(1, 256)
+        .default(4)
+        .describe(
+          "Reads of sessions not in memory (store jsonl: a history page of an evicted session) running at once at most; more wait their turn, so many readers cannot take the gateway's memory or its other requests' time.",
+        ),
       max_stored: int(1, 10_000_000)
         .default(100_000)
         .describe("Sessions kept on disk at most (store jsonl); past it the session changed least recently is removed, with a log line."),

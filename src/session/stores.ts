@@ -26,7 +26,13 @@ export const jsonlStore: SessionStoreAdapter = {
     "every root session's history is kept in session.dir (a JSONL file per session) and features' state in session.dir/state/; both survive restarts",
   open: ({ config, baseDir, logger }) => {
     const dir = path.resolve(baseDir, config.session.dir);
-    const history = JsonlHistoryStore.open({ dir, ...historyLimits(config), maxStored: config.session.max_stored, warn: (message) => logger.warn(message) });
+    const history = JsonlHistoryStore.open({
+      dir,
+      ...historyLimits(config),
+      maxStored: config.session.max_stored,
+      maxDiskReads: config.session.max_disk_reads,
+      warn: (message) => logger.warn(message),
+    });
     return { history, state: new JsonlFeatureState(dir, stateLimits(config)) };
   },
 };

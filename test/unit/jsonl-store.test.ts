@@ -343,6 +343,34 @@ describe("the JSONL session store", () => {
     expect(() => open()).toThrow(SessionDirBusyError);
   });
 
+  it("history pages of sessions not in memory are read at most max_disk_reads at once, each reader waiting its turn, every page right", async () => {
+    const dir = tempDir();
+    const store = opener(dir, { maxSessions: 1, maxDiskReads: 2 }).open();
+    const keys = Array.from({ length: 12 }, (_, i) => `agent:main:http:r${i}`);
+    for (const [i, key] of keys.entries()) await store.append(key, turn(i));
+    // Every read of a file is watched: how many run at once.
+    const proto = JsonlHistoryStore.prototype as unknown as { read(key: string): Promise<unknown> };
+    const original = proto.read;
+    let running = 0;
+    let most = 0;
+    proto.read = async function (this: unknown, key: string) {
+      running++;
+      most = Math.max(most, running);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return await original.call(this, key);
+      } finally {
+        running--;
+      }
+    };
+    onTestFinished(() => {
+      proto.read = original;
+    });
+    const pages = await Promise.all(keys.slice(0, -1).map((key) => store.page(key, 10)));
+    expect(most).toBe(2);
+    expect(pages.map((page) => page.messages)).toEqual(keys.slice(0, -1).map((_, i) => turn(i)));
+  });
+
   it("an evicted session is read back from its file; reading its page does not bring it into memory", async () => {
     const dir = tempDir();
     const store = opener(dir, { maxSessions: 1 }).open();

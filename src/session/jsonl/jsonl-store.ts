@@ -1,3 +1,4 @@
+import { Semaphore } from "async-mutex";
 import { ConfigError, messageOf } from "../../errors.js";
 import { type Timer, realTimer } from "../../signals.js";
 import type { ChatMessage } from "../../models/message.js";
@@ -16,6 +17,8 @@ export interface JsonlHistoryOptions extends SessionCacheOptions {
   dir: string;
   /** Sessions kept on disk at most; past it the one changed least recently (and not in a turn) is removed. */
   maxStored?: number;
+  /** Reads of sessions not in memory (history pages of evicted sessions) at once at most (default 4); more wait. */
+  maxDiskReads?: number;
   /** Problems that cost nothing but a line of history (a torn line, a repaired call), one sentence each. */
   warn?: (message: string) => void;
   /** Times the writing of meta files (default: real timers). */
@@ -26,6 +29,7 @@ export interface JsonlHistoryOptions extends SessionCacheOptions {
 export const META_DELAY_MS = 2_000;
 
 export const DEFAULT_MAX_STORED = 100_000;
+export const DEFAULT_DISK_READS = 4;
 
 /** What the store knows of a session on disk (one for every session on disk: no bigger than it must be). */
 interface Stored extends FileState {
@@ -74,6 +78,8 @@ export class JsonlHistoryStore implements HistoryStore {
   private readonly warn: (message: string) => void;
   private readonly now: () => number;
   private closed = false;
+  /** What bounds reads of sessions not in memory: a file each, parsed whole, so their number at once is the memory they take. */
+  private readonly diskReads: Semaphore;
 
   private constructor(
     private readonly opts: JsonlHistoryOptions,
@@ -81,6 +87,7 @@ export class JsonlHistoryStore implements HistoryStore {
     private readonly files: SessionFiles,
   ) {
     this.cache = new SessionCache(opts);
+    this.diskReads = new Semaphore(opts.maxDiskReads ?? DEFAULT_DISK_READS);
     this.maxMessages = opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages;
     this.maxBytes = opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes;
     this.maxStored = opts.maxStored ?? DEFAULT_MAX_STORED;
@@ -133,12 +140,15 @@ export class JsonlHistoryStore implements HistoryStore {
 
   async page(sessionKey: string, limit: number): Promise<HistoryPage> {
     if (isTransientKey(sessionKey) || this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
-    // Reading is not using: an evicted session is read from its file and stays out of memory.
-    return this.serial(sessionKey, async () => {
-      if (this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
-      const kept = this.bounded((await this.read(sessionKey))?.messages ?? []);
-      return { messages: kept.slice(-Math.max(1, limit)), total: kept.length };
-    });
+    // Reading is not using: an evicted session is read from its file and stays out of memory,
+    // at most max_disk_reads of them at once (each is a file parsed whole while it is read).
+    return this.diskReads.runExclusive(() =>
+      this.serial(sessionKey, async () => {
+        if (this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
+        const kept = this.bounded((await this.read(sessionKey))?.messages ?? []);
+        return { messages: kept.slice(-Math.max(1, limit)), total: kept.length };
+      }),
+    );
   }
 
   async append(sessionKey: string, messages: readonly ChatMessage[]): Promise<void> {
