@@ -136,7 +136,7 @@ describe("the operator's command line, on the real process", () => {
         expect(res.status).toBe(200);
       }
       const m = parsePrometheus(await (await fetch(`${url}/metrics`)).text());
-      expect(m.value("picoclaw_model_tokens_total", { agent: "main", model: "fake", kind: "input" })).toBe(20);
+      expect(m.value("picoclaw_model_tokens_total", { agent: "main", model: "fake", kind: "input" })).toBe(12);
       expect(m.value("picoclaw_model_tokens_total", { agent: "main", model: "fake", kind: "output" })).toBe(10);
       expect(m.value("picoclaw_model_tokens_total", { agent: "main", model: "fake", kind: "cache_read" })).toBe(8);
       expect(m.value("picoclaw_model_call_duration_seconds_count", { agent: "main", model: "fake" })).toBe(2);

@@ -33,6 +33,7 @@ describe("config file lookup", () => {
     expect(loaded.config.agents.defaults).toEqual({
       model_name: "local",
       max_tool_iterations: 20,
+      max_turn_output_bytes: 4 * 1024 * 1024,
       max_history_messages: 500,
       max_history_bytes: 4 * 1024 * 1024,
       summarize: false,
@@ -46,6 +47,7 @@ describe("config file lookup", () => {
     expect(loaded.config.session).toEqual({
       store: "jsonl",
       dir: "sessions",
+      max_disk_reads: 4,
       max_stored: 100_000,
       max_sessions: 10_000,
       max_bytes: 128 * 1024 * 1024,
