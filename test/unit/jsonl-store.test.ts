@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import fc from "fast-check";
@@ -369,6 +369,49 @@ describe("the JSONL session store", () => {
     const pages = await Promise.all(keys.slice(0, -1).map((key) => store.page(key, 10)));
     expect(most).toBe(2);
     expect(pages.map((page) => page.messages)).toEqual(keys.slice(0, -1).map((_, i) => turn(i)));
+  });
+
+  it("touches only files it can prove its own: another program's *.tmp, *.meta.json and *.jsonl stay and are not listed; its own crash leftovers go", async () => {
+    const dir = tempDir();
+    const first = opener(dir).open();
+    await first.append(KEY, turn(1));
+    await first.close();
+    const own = fileNameOf(KEY);
+    const planted = {
+      "notes.jsonl": '{"role":"user","content":"not a session"}\n',
+      "backup.tmp": "someone's temp file",
+      "report.meta.json": '{"key":"x"}',
+      "agent_main_http_gone.meta.json": '{"key":"agent:main:http:elsewhere","agent":"main","created_at":"","updated_at":"","count":1,"bytes":1}',
+    };
+    for (const [name, text] of Object.entries(planted)) writeFileSync(path.join(dir, name), text);
+    // This store's own leftovers: a temp file of its history, and the meta file of a session whose history is gone.
+    writeFileSync(path.join(dir, `${own}.jsonl.tmp`), "half a rewrite");
+    const orphan = "agent:main:http:orphan";
+    writeFileSync(
+      path.join(dir, `${fileNameOf(orphan)}.meta.json`),
+      JSON.stringify({ key: orphan, agent: "main", created_at: "", updated_at: "", count: 1, bytes: 1 }),
+    );
+    const { open, warnings } = opener(dir);
+    const store = open();
+    expect((await store.list(10)).map((s) => s.key)).toEqual([KEY]);
+    for (const name of Object.keys(planted)) expect(existsSync(path.join(dir, name)), name).toBe(true);
+    expect(existsSync(path.join(dir, `${own}.jsonl.tmp`))).toBe(false);
+    expect(existsSync(path.join(dir, `${fileNameOf(orphan)}.meta.json`))).toBe(false);
+    expect(warnings).toContainEqual(expect.stringContaining("notes.jsonl: not a session file of this gateway"));
+    await store.close();
+  });
+
+  it("a session file that is a symlink is neither listed nor followed out of the folder", async () => {
+    const dir = tempDir();
+    const outside = path.join(tempDir(), "secret.jsonl");
+    writeFileSync(outside, '{"role":"user","content":"outside the folder"}\n');
+    symlinkSync(outside, path.join(dir, `${fileNameOf(KEY)}.jsonl`));
+    const store = opener(dir).open();
+    expect(await store.list(10)).toEqual([]);
+    await expect(store.page(KEY, 10)).rejects.toThrow(/could not read .*ELOOP|too many symbolic links/i);
+    await expect(store.append(KEY, turn(1))).rejects.toThrow(/ELOOP|symbolic link/i);
+    expect(readFileSync(outside, "utf8")).toBe('{"role":"user","content":"outside the folder"}\n');
+    await store.close();
   });
 
   it("an evicted session is read back from its file; reading its page does not bring it into memory", async () => {

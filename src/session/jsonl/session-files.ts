@@ -1,7 +1,9 @@
-import { constants, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
-import { type FileHandle, open, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
+import { constants, lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
+import { type FileHandle, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PicoclawError, messageOf } from "../../errors.js";
+import { parseSessionKey } from "../key.js";
+import { fileNameOf, keyOfFileName } from "./file-names.js";
 
 /**
  * The files of a session folder, and the only code that touches them:
@@ -54,7 +56,19 @@ interface OpenFile {
 export const MAX_OPEN = 64;
 /** O_DSYNC where the platform has it (not Windows): a write returns once it is on the disk. */
 const DSYNC = constants.O_DSYNC as number | undefined;
-const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | (DSYNC ?? 0);
+/** O_NOFOLLOW where the platform has it: a history file that is a symlink is refused (ELOOP), never followed. */
+const NOFOLLOW = (constants.O_NOFOLLOW as number | undefined) ?? 0;
+const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | (DSYNC ?? 0) | NOFOLLOW;
+
+/** Cuts a file to `bytes` through a handle opened without following a symlink (truncate(path) would cut the link's target). */
+async function truncateHere(file: string, bytes: number): Promise<void> {
+  const handle = await open(file, constants.O_WRONLY | NOFOLLOW);
+  try {
+    await handle.truncate(bytes);
+  } finally {
+    await handle.close();
+  }
+}
 
 export class SessionFiles {
   /** The folder, open for syncing its entries. */
@@ -78,9 +92,12 @@ export class SessionFiles {
   }
 
   /**
-   * The histories in the folder, found at start-up. Leftovers of writes a
-   * crash cut short go: temporary files, and meta files whose history was
-   * removed.
+   * The histories in the folder, found at start-up: regular files named as
+   * this store names them (a symlink, a folder or another program's file is
+   * no history and is left alone). Leftovers of writes a crash cut short go
+   * when they are provably this store's: its temporary files (a history's or
+   * a meta file's name and `.tmp`), and meta files whose history was removed
+   * and that name the session their file name encodes.
    */
   scan(): ScannedHistory[] {
     const names = readdirSync(this.dir);
@@ -88,20 +105,35 @@ export class SessionFiles {
     const present = new Set(names);
     for (const file of names) {
       const full = path.join(this.dir, file);
-      if (file.endsWith(TMP_EXT) || (file.endsWith(META_EXT) && !present.has(file.slice(0, -META_EXT.length) + HISTORY_EXT))) {
-        unlinkSync(full);
+      const stats = lstatSync(full, { throwIfNoEntry: false });
+      if (!stats?.isFile()) continue;
+      if (file.endsWith(TMP_EXT)) {
+        const base = file.slice(0, -TMP_EXT.length);
+        const name = base.endsWith(HISTORY_EXT) ? base.slice(0, -HISTORY_EXT.length) : base.endsWith(META_EXT) ? base.slice(0, -META_EXT.length) : undefined;
+        if (name !== undefined && this.isOurName(name)) unlinkSync(full);
+      } else if (file.endsWith(META_EXT)) {
+        const name = file.slice(0, -META_EXT.length);
+        const meta = present.has(name + HISTORY_EXT) ? undefined : this.readMetaSync(name);
+        if (meta && fileNameOf(meta.key) === name) unlinkSync(full);
       } else if (file.endsWith(HISTORY_EXT)) {
-        const stats = statSync(full, { throwIfNoEntry: false });
-        if (stats?.isFile()) histories.push({ name: file.slice(0, -HISTORY_EXT.length), bytes: stats.size, mtimeMs: stats.mtimeMs });
+        histories.push({ name: file.slice(0, -HISTORY_EXT.length), bytes: stats.size, mtimeMs: stats.mtimeMs });
       }
     }
     return histories;
   }
 
+  /** Whether a file name (without extension) is one this store makes: a session key's encoding, or a shortened one (`~~` and a hash). */
+  private isOurName(name: string): boolean {
+    const key = keyOfFileName(name);
+    if (key !== null) return parseSessionKey(key) !== null;
+    return /~~[0-9a-f]{32}$/.test(name);
+  }
+
   /** The history file's text, or undefined when there is none. */
   async read(name: string): Promise<string | undefined> {
     try {
-      return await readFile(this.historyFile(name), "utf8");
+      // Never through a symlink: a link planted in the folder is not followed out of it.
+      return await readFile(this.historyFile(name), { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW });
     } catch (error) {
       if (missing(error)) return undefined;
       throw new StorageError("read", this.historyFile(name), error);
@@ -122,7 +154,7 @@ export class SessionFiles {
     const file = this.historyFile(name);
     await this.closeHandle(name);
     try {
-      await truncate(file, bytes);
+      await truncateHere(file, bytes);
       await this.sync(file);
     } catch (error) {
       throw new StorageError("repair", file, error);
@@ -149,7 +181,7 @@ export class SessionFiles {
     } catch (error) {
       if (kept) kept.busy--;
       await this.closeHandle(name);
-      await truncate(file, previousBytes).catch(() => {});
+      await truncateHere(file, previousBytes).catch(() => {});
       throw new StorageError("write", file, error);
     }
     kept.busy--;

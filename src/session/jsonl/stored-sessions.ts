@@ -1,5 +1,5 @@
+import { isTransientKey, parseSessionKey } from "../key.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
-import { isTransientKey } from "../key.js";
 import type { SessionFiles } from "./session-files.js";
 
 /** Files changed this close together are ordered by their meta files' times. */
@@ -36,6 +36,11 @@ export function findSessions(files: SessionFiles, warn: (message: string) => voi
     const key = keyOfFileName(file.name) ?? (meta && fileNameOf(meta.key) === file.name ? meta.key : null);
     if (key === null) {
       warn(`${files.historyFile(file.name)}: cannot tell which session it holds (its name is shortened and its meta file does not say); left alone`);
+      continue;
+    }
+    // A name that decodes to no session key is another program's file: not listed, not evicted, not touched.
+    if (parseSessionKey(key) === null) {
+      warn(`${files.historyFile(file.name)}: not a session file of this gateway (its name is no session key); left alone`);
       continue;
     }
     if (!isTransientKey(key)) sessions.push({ key, name: file.name, updatedAt: Math.round(order[i]!) });
