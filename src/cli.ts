@@ -250,6 +250,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
           keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
           maxConnections: limits.max_connections,
           streamQueueBytes: limits.stream_queue_bytes,
+          maxStreams: limits.max_streams,
           idempotencyKeys: limits.idempotency_keys,
           idempotencyBytes: limits.idempotency_bytes,
           responsesKept: limits.responses_kept,

@@ -33,6 +33,7 @@ export type ErrorCode =
   | "sessions_locked"
   | "storage_failed"
   | "store_unavailable"
+  | "too_many_streams"
   | `model_${ModelErrorClass}`;
 
 export class PicoclawError extends Error {

@@ -290,6 +290,11 @@ export const gatewaySchema = z
         max_connections: int(1, 1_000_000)
           .default(1_000)
           .describe("Open connections at most; a new one past it closes the longest-idle connection, or is refused when all are busy."),
+        max_streams: int(1, 1_000_000)
+          .default(500)
+          .describe(
+            "Session event streams (GET /v1/sessions/<key>/events) open at once at most; one more is 503 too_many_streams. Keep it below max_connections, so streams can never take every connection (/health and every other request keep room).",
+          ),
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)
           .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),

@@ -14,6 +14,7 @@ import { errorAnswer, failureOf, isOpenAiPath, retryHeaders } from "./errors.js"
 import { type IdempotencyLimits, IdempotencyStore, idempotent } from "./idempotency.js";
 import { type ResponseLimits, mountResponses } from "./openai/responses.js";
 import { eventsStream } from "./events-route.js";
+import { DEFAULT_MAX_STREAMS, StreamSlots } from "./stream-slots.js";
 import { decideApproval, listApprovals } from "./approvals-route.js";
 import { historyPage } from "./history-route.js";
 import { mountPairing } from "./pairing-route.js";
@@ -54,6 +55,8 @@ export interface AppOptions {
   idempotency?: IdempotencyLimits;
   /** Stored responses of the Responses API (gateway.limits.responses_kept / responses_bytes). */
   responses?: ResponseLimits;
+  /** Session event streams open at once at most (gateway.limits.max_streams; default 500). */
+  maxStreams?: number;
   /** Bytes a streamed answer holds that its client has not read (gateway.limits.stream_queue_bytes; default 8 MiB); past it the stream is cut and its turn aborted. */
   streamQueueBytes?: number;
   /** The chat page served at `GET /` (without it, `/` is 404). */
@@ -162,7 +165,8 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
 
   mountPairing(app, runtime);
 
-  app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key"))));
+  const eventStreams = new StreamSlots(opts.maxStreams ?? DEFAULT_MAX_STREAMS);
+  app.get("/v1/sessions/:key/events", (c) => eventsStream(c, runtime, sessionOf(c.req.param("key")), eventStreams));
 
   // A client's retry with the same Idempotency-Key gets the first answer, never a second turn.
   const answers = new IdempotencyStore(opts.idempotency ?? DEFAULT_IDEMPOTENCY);

@@ -11,13 +11,17 @@ import type { Logger } from "../log.js";
  * connection idle the longest is closed to make room; only when every
  * connection is busy is the newcomer refused (closed at once). Idle
  * connections end anyway (headers and keep-alive timeouts); this keeps a
- * crowd of them from filling the gateway meanwhile.
+ * crowd of them from filling the gateway meanwhile. A busy connection whose
+ * client sent its FIN (done sending, or gone: TCP cannot tell) keeps its
+ * answer coming, but is the first to go when room is needed: before any
+ * newcomer is refused, the half-closed connection busy the longest is
+ * closed (its turn aborted), so clients that left cannot hold the gateway.
  */
 export function limitConnections(server: Server, max: number, logger: Logger): void {
   /** Open connections and their requests in progress, longest idle first (a Map keeps insertion order). */
-  const open = new Map<Socket, { busy: number }>();
+  const open = new Map<Socket, { busy: number; halfClosed: boolean }>();
   let refusing = false;
-  const idleNow = (socket: Socket, state: { busy: number }) => {
+  const idleNow = (socket: Socket, state: { busy: number; halfClosed: boolean }) => {
     // Moves it to the end: the most recently idle.
     open.delete(socket);
     if (!socket.destroyed) open.set(socket, state);
@@ -26,20 +30,22 @@ export function limitConnections(server: Server, max: number, logger: Logger): v
   // The one slot over `max` is where a newcomer waits while an idle connection is closed for it.
   server.maxConnections = max + 1;
   server.on("connection", (socket: Socket) => {
-    const state = { busy: 0 };
+    const state = { busy: 0, halfClosed: false };
     open.set(socket, state);
     socket.once("close", () => open.delete(socket));
+    socket.once("end", () => (state.halfClosed = true));
     if (open.size <= max) {
       refusing = false;
       return;
     }
-    for (const [other, { busy }] of open) {
-      if (other !== socket && busy === 0) {
-        other.destroy();
-        open.delete(other);
-        refusing = false;
-        return;
-      }
+    // The idle one longest idle, else the half-closed one longest busy (its client may be gone).
+    const room =
+      [...open].find(([other, { busy }]) => other !== socket && busy === 0) ?? [...open].find(([other, { halfClosed }]) => other !== socket && halfClosed);
+    if (room) {
+      room[0].destroy();
+      open.delete(room[0]);
+      refusing = false;
+      return;
     }
     open.delete(socket);
     socket.destroy();

@@ -28,6 +28,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   sessions_locked: 500,
   storage_failed: 500,
   store_unavailable: 503,
+  too_many_streams: 503,
   model_auth: 502,
   model_rate_limit: 502,
   model_timeout: 502,

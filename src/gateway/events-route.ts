@@ -1,7 +1,12 @@
 import type { Context } from "hono";
 import type { Runtime } from "../runtime/runtime.js";
+import { PicoclawError } from "../errors.js";
 import { joinSignals } from "../signals.js";
 import { HEARTBEAT_MS, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
+import { StreamSlots } from "./stream-slots.js";
+
+/** No cap (an embedder's app without limits): a slot is always there. */
+const UNBOUNDED = new StreamSlots(Number.POSITIVE_INFINITY);
 
 /** The last event of a stream the gateway ends because it is stopping. */
 const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting down" });
@@ -18,7 +23,14 @@ const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting d
  * deliveries are kept for the session. It ends when the client leaves, or,
  * when the gateway stops, after what was queued and a `shutdown` event.
  */
-export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): Response {
+export function eventsStream(c: Context, runtime: Runtime, sessionKey: string, slots: StreamSlots = UNBOUNDED): Response {
+  // A slot first: past the cap, a clear 503, and nothing is subscribed.
+  if (!slots.take()) {
+    throw new PicoclawError(`${slots.max} event streams are open (gateway.limits.max_streams); close one, or try again later`, {
+      code: "too_many_streams",
+      fault: "system",
+    });
+  }
   const subscription = runtime.subscribe(sessionKey);
   const encoder = new TextEncoder();
   const ended = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
@@ -30,6 +42,7 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string): 
     if (!done) onEnd();
   });
   const finish = () => {
+    if (!done) slots.give();
     done = true;
     stopFin();
     ended.signal.removeEventListener("abort", onEnd);

@@ -23,6 +23,8 @@ export interface ServerLimits {
   maxConnections: number;
   /** Bytes a streamed answer holds that its client has not read; past it the stream is cut and its turn aborted. */
   streamQueueBytes: number;
+  /** Session event streams open at once at most (below maxConnections: streams never take every connection). */
+  maxStreams: number;
   /** Idempotency-Key answers kept at most, and their bytes together. */
   idempotencyKeys: number;
   idempotencyBytes: number;
@@ -38,6 +40,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1_000,
   streamQueueBytes: ANSWER_QUEUE_BYTES,
+  maxStreams: 500,
   idempotencyKeys: 1_000,
   idempotencyBytes: 16_777_216,
   responsesKept: 1_000,
@@ -101,6 +104,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     streamQueueBytes: limits.streamQueueBytes,
     idempotency: { maxKeys: limits.idempotencyKeys, maxBytes: limits.idempotencyBytes },
     responses: { maxResponses: limits.responsesKept, maxBytes: limits.responsesBytes },
+    // Streams never fill every connection: at most the config's, and always some room left below the connection cap.
+    maxStreams: Math.max(1, Math.min(limits.maxStreams, limits.maxConnections - Math.ceil(limits.maxConnections / 10))),
     ...(opts.page ? { page: opts.page } : {}),
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
     ...(opts.about ? { about: opts.about } : {}),

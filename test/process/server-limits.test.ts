@@ -7,7 +7,7 @@ import { builtinConfigSchema } from "../../src/house.js";
 import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";
-import { waitFor, within } from "../support/wait.js";
+import { eventually, waitFor, within } from "../support/wait.js";
 
 const configSchema = builtinConfigSchema();
 
@@ -107,6 +107,7 @@ describe("the server's limits", () => {
       keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
       maxConnections: limits.max_connections,
       streamQueueBytes: limits.stream_queue_bytes,
+      maxStreams: limits.max_streams,
       idempotencyKeys: limits.idempotency_keys,
       idempotencyBytes: limits.idempotency_bytes,
       responsesKept: limits.responses_kept,
@@ -176,6 +177,31 @@ describe("the server's limits", () => {
     await within("the server to close all 1,100 idle connections", Promise.all(idle.map((connection) => connection.closed)), { ms: 60_000 });
   });
 
+  it("event streams cannot take every connection: past max_streams one more is 503 too_many_streams, /health and chat still answer, and a closed stream gives its slot back", {
+    timeout: 60_000,
+  }, async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, maxConnections: 20, maxStreams: 50 } });
+    // 50 asked, but at most the connection cap less a tenth: 18 of 20.
+    const streams = [];
+    for (let i = 0; i < 18; i++) streams.push(await openEvents(running.url, `agent:main:http:s${i}`));
+    const refused = await send(`${running.url}/v1/sessions/agent:main:http:more/events`, {});
+    expect(refused.status).toBe(503);
+    expect(JSON.parse(refused.body).error).toEqual({
+      code: "too_many_streams",
+      message: "18 event streams are open (gateway.limits.max_streams); close one, or try again later",
+    });
+    expect((await send(`${running.url}/health`, {})).status).toBe(200);
+    const chat = await send(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"room left"}' });
+    expect(chat.status).toBe(200);
+    // One closes: its slot is back.
+    streams[0]!.response.destroy();
+    await eventually(async () => {
+      const again = await openEvents(running.url, "agent:main:http:later").catch((error: Error) => error);
+      expect(again).not.toBeInstanceOf(Error);
+    });
+  });
+
   it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {
     const h = harness();
     const running = await serve(h, { limits: { maxConnections: 3 } });
@@ -193,16 +219,26 @@ describe("the server's limits", () => {
   });
 
   it("when every connection is busy a newcomer is refused, the operator is told once, and room comes back", { timeout: 60_000 }, async () => {
-    const h = harness();
-    const running = await serve(h, { limits: { maxConnections: 2 } });
-    const first = await openEvents(running.url, "agent:main:http:one");
-    await openEvents(running.url, "agent:main:http:two");
+    // Two requests whose answers take long hold both connections (event streams could not: they may take only part of them).
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("late"), delayMs: 30_000 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, maxConnections: 2 } });
+    const busy = (session: string) => {
+      const request = http.request(`${running.url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, agent: false });
+      request.on("error", () => {});
+      request.end(JSON.stringify({ message: "hold on", session }));
+      return request;
+    };
+    const first = busy("one");
+    busy("two");
+    await waitFor("both requests to reach the model", () => model.requests.length === 2, { instead: () => `it got ${model.requests.length}` });
     await expect(send(`${running.url}/health`)).rejects.toThrow();
     await expect(send(`${running.url}/health`)).rejects.toThrow();
     expect(h.logger.lines.filter((line) => line.level === "warn").map((line) => line.message)).toEqual([
       "gateway.limits.max_connections (2) reached with every connection busy: refusing new connections",
     ]);
-    first.response.destroy();
+    first.destroy();
     // The server learns of the close when it learns of it: ask until it has.
     let answer: Answer | undefined;
     await waitFor("a newcomer to be let in once a busy connection closed", async () => {
