@@ -23,6 +23,7 @@ describe("config file lookup", () => {
         keep_alive_timeout_ms: 5_000,
         max_connections: 1_000,
         stream_queue_bytes: 8_388_608,
+        max_streams: 500,
         idempotency_keys: 1_000,
         idempotency_bytes: 16_777_216,
         responses_kept: 1_000,
