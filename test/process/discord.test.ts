@@ -275,7 +275,7 @@ describe("the Discord channel", () => {
     for (const line of [...failures, ...h.logger.lines.map((l) => l.message)]) expect(line).not.toContain(wrong);
   });
 
-  it("closing ends the gateway connection with close code 1000 and the bot makes no request after it", async () => {
+  it("closing ends the gateway connection with close code 1000 and the bot makes no request after it", { timeout: 90_000 }, async () => {
     const { discord, h } = await discordGateway();
     const connection = await discord.identified();
     await h.runtime.close(0);
