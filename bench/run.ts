@@ -4,6 +4,7 @@ import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
+import { benchTraces } from "./traces.js";
 import { benchTtft } from "./ttft.js";
 import { benchTurn } from "./turn.js";
 
@@ -11,6 +12,7 @@ import { benchTurn } from "./turn.js";
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchFloor();
 await benchTurn();
+await benchTraces();
 await benchActingTools();
 await benchTtft();
 await benchTodo();

@@ -34,7 +34,17 @@ const src = path.join(root, "src");
  * configs use (and jsonc-parser, a UMD module esbuild cannot follow, loaded
  * by the tool library's first switch).
  */
-const UNBUNDLED = ["@modelcontextprotocol/sdk", "ajv", "grammy", "@discordjs/core", "@discordjs/rest", "@discordjs/ws", "jsonc-parser", "pg"];
+const UNBUNDLED = [
+  "@modelcontextprotocol/sdk",
+  "ajv",
+  "grammy",
+  "@discordjs/core",
+  "@discordjs/rest",
+  "@discordjs/ws",
+  "jsonc-parser",
+  "pg",
+  "@opentelemetry/*",
+];
 
 /** src/<name>.ts for dist/main.js and each `dist/<name>.js` that package.json exports. */
 function packageEntries() {

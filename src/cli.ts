@@ -220,7 +220,8 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
   try {
     const { runtime, warnings } = await prepare(loaded, { logger, redact, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);
-    logEvents(runtime, logger);
+    const tracing = loaded.config.telemetry.otlp.endpoint ? await startTracing(loaded, runtime, logger, redact) : undefined;
+    logEvents(runtime, tracing?.logger(logger) ?? logger);
     const { host, port, token, allowed_origins, allowed_hosts, limits } = loaded.config.gateway;
     const loadedPage = loadPage();
     if ("warning" in loadedPage) logger.warn(loadedPage.warning);
@@ -259,6 +260,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
       });
     } catch (error) {
       await runtime.close(0);
+      await tracing?.close();
       throw error;
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
@@ -272,6 +274,8 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     // Closing the runtime stops the channels first (no more messages), then lets running turns finish.
     await running.close();
     await starting;
+    // After the last turn: what is queued goes out.
+    await tracing?.close();
     logger.info("stopped");
     return 0;
   } catch (error) {
@@ -285,6 +289,49 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
   }
+}
+
+/**
+ * Traces (telemetry.otlp.endpoint is set): OpenTelemetry's SDK and the
+ * gateway's span maker are loaded here and only here, so a gateway without
+ * an endpoint loads none of it and listens to no event for it.
+ */
+async function startTracing(
+  loaded: LoadedConfig,
+  runtime: Bootstrapped["runtime"],
+  logger: Logger,
+  redact: Redact,
+): Promise<{ logger(logger: Logger): Logger; close(): Promise<void> }> {
+  const { telemetry, model_list } = loaded.config;
+  const { otlp } = telemetry;
+  const [{ startTraceExport }, { GatewayTracing }] = await Promise.all([import("./gateway/tracing-sdk.js"), import("./gateway/tracing.js")]);
+  const exported = startTraceExport({
+    endpoint: otlp.endpoint!,
+    headers: otlp.headers,
+    serviceName: telemetry.service_name,
+    serviceVersion: packageVersion(),
+    timeoutMs: otlp.timeout_ms,
+    maxQueueSpans: otlp.max_queue_spans,
+    maxBatchSpans: otlp.max_batch_spans,
+    batchDelayMs: otlp.batch_delay_ms,
+    logger,
+    redact,
+  });
+  const models = new Map(model_list.map((m) => [m.model_name, { provider: m.provider, model: m.model }]));
+  const tracing = new GatewayTracing(runtime, {
+    tracer: exported.tracer,
+    captureContent: telemetry.capture_content,
+    modelOf: (name) => models.get(name),
+    redact,
+  });
+  logger.info(`traces: exporting to ${redact(otlp.endpoint!)}`, { capture_content: telemetry.capture_content });
+  return {
+    logger: (inner) => tracing.logger(inner),
+    close: async () => {
+      tracing.close();
+      await exported.close();
+    },
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type ChannelEntry, channelListSchema } from "./channel-schema.js";
 import { AGENT_ID, MODEL_NAME } from "./names.js";
+import { telemetrySchema } from "./telemetry-schema.js";
 
 /**
  * The core of `picoclaw.config.json` (README, "Configuration"): the gateway,
@@ -346,6 +347,7 @@ export const configSchema = (ext: CoreExtensions) =>
       model_list: z.array(modelEntrySchema(ext.providers)).default(() => DEFAULT_MODEL_LIST.map((m) => ({ ...m }))),
       tools: toolsSchema(ext.tools),
       channel_list: channelListSchema(ext.channels),
+      telemetry: telemetrySchema,
       ...ext.top,
     })
     // Cross-field checks run even when other parts of the config are wrong (one message per

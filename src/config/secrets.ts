@@ -62,6 +62,9 @@ export function collectSecrets(config: Config, sources: SecretSources): Set<stri
     urlSecrets(entry.api_base, add);
     bodySecrets(entry.extra_body, false, add);
   }
+  // Every header of the trace exporter is a secret (a vendor's API key, whatever its name).
+  for (const value of Object.values(config.telemetry.otlp.headers)) add(value);
+  urlSecrets(config.telemetry.otlp.endpoint, add);
   return found;
 }
 

@@ -77,7 +77,7 @@ async function startGateway(config: unknown, files: Record<string, string> = {})
 const loads = (modules: string[], part: string) => modules.some((m) => m.includes(part));
 
 describe("what a gateway loads", () => {
-  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, pg, the plugin loader nor the Anthropic answer reader; the OpenAI answer reader comes with the first answer", {
+  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, pg, the plugin loader nor the Anthropic answer reader nor OpenTelemetry; the OpenAI answer reader comes with the first answer", {
     timeout: 60_000,
   }, async () => {
     const model = await FakeModelServer.start(() => textCompletion("hello back"));
@@ -112,12 +112,29 @@ describe("what a gateway loads", () => {
         "/node_modules/minisearch/",
         "/node_modules/pg/",
         "/node_modules/pg-protocol/",
+        // (@opentelemetry/api itself comes with prom-client, which reads the active span for exemplars.)
+        "/node_modules/@opentelemetry/sdk-trace-base/",
+        "/node_modules/@opentelemetry/exporter-trace-otlp-http/",
+        "/node_modules/@opentelemetry/resources/",
+        "/dist/gateway/tracing.js",
+        "/dist/gateway/tracing-sdk.js",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }
     } finally {
       await gateway.stop();
       await model.close();
+    }
+  });
+
+  it("OpenTelemetry's SDK and exporter are loaded at start-up when telemetry.otlp.endpoint is set, and only then", { timeout: 60_000 }, async () => {
+    const gateway = await startGateway({ telemetry: { otlp: { endpoint: "http://127.0.0.1:9/v1/traces" } } });
+    try {
+      const atStart = await gateway.loaded();
+      for (const part of ["/node_modules/@opentelemetry/sdk-trace-base/", "/node_modules/@opentelemetry/exporter-trace-otlp-http/", "/dist/gateway/tracing.js"])
+        expect(loads(atStart, part), part).toBe(true);
+    } finally {
+      await gateway.stop();
     }
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/house.js";
 import { MASK, maskSecrets } from "../../src/config/mask.js";
-import { sectionAt, writeProject } from "../support/project.js";
+import { problemsOf, sectionAt, writeProject } from "../support/project.js";
 
 /**
  * The loader knows which values are secrets by where they came from
@@ -135,5 +135,21 @@ describe("the secrets of a loaded config", () => {
     const config = loadConfig({ env: { HOME: "/home/someone" }, cwd: dir });
     expect([...config.secrets]).toEqual([]);
     expect(maskSecrets(config.config, config)).toEqual(config.config);
+  });
+
+  it("every header of the trace exporter is a secret whatever its name, and the endpoint's password too: config check masks them", () => {
+    const dir = writeProject({
+      config: { telemetry: { otlp: { endpoint: "https://user:otlp-url-pass-5@collector.example/v1/traces", headers: { "x-vendor-id": "plain-looking-77" } } } },
+    });
+    const config = loadConfig({ env: {}, cwd: dir });
+    const shown = maskSecrets(config.config, config);
+    expect(shown.telemetry.otlp.headers).toEqual({ "x-vendor-id": MASK });
+    expect(shown.telemetry.otlp.endpoint).toBe(`https://user:${MASK}@collector.example/v1/traces`);
+    expect(shown.telemetry.service_name).toBe("picoclaw");
+  });
+
+  it("a trace endpoint that is not an http(s) URL is refused, naming its path", () => {
+    const dir = writeProject({ config: { telemetry: { otlp: { endpoint: "grpc://collector:4317" } } } });
+    expect(problemsOf(() => loadConfig({ env: {}, cwd: dir })).join("\n")).toMatch(/telemetry\.otlp\.endpoint: must be an http:\/\/ or https:\/\/ URL/);
   });
 });
