@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # PicoClaw-TS gateway image. Build: docker build -t picoclaw-ts .
-# Run:  docker run --init --read-only -p 18790:18790 -e PICOCLAW_GATEWAY_TOKEN=... -v picoclaw-data:/data picoclaw-ts
+# Run:  docker run --init --read-only --hostname picoclaw -p 18790:18790 -e PICOCLAW_GATEWAY_TOKEN=... -v picoclaw-data:/data picoclaw-ts
 # test/process/dockerfile.test.ts runs this file's steps in a clean folder (README: "Container").
 ARG NODE_IMAGE=node:20-bookworm-slim
 

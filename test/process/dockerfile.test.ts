@@ -8,8 +8,9 @@
  * bubblewrap with the whole file system read-only but the /data volume, as
  * PID 1 of its own PID namespace (as `docker run --read-only` without
  * `--init` runs it). Its HEALTHCHECK command then passes, a chat turn with
- * the token is answered and stored in the volume, and a SIGTERM to it
- * exits 0. compose.yaml is read too, and the config it points the gateway
+ * the token is answered and stored in the volume, a run started after a
+ * SIGKILL of the first on the same volume has its history, and a SIGTERM
+ * to it exits 0. compose.yaml is read too, and the config it points the gateway
  * at passes `config check` from the installed package.
  *
  * Without the registry the install test is skipped, saying why;
@@ -134,6 +135,7 @@ interface Service {
   readonly build?: string;
   readonly read_only?: boolean;
   readonly init?: boolean;
+  readonly hostname?: string;
   readonly env_file?: string;
   readonly environment: Record<string, string>;
   readonly depends_on?: unknown;
@@ -145,10 +147,11 @@ describe("compose.yaml", () => {
   const compose = parse(readFileSync(path.join(root, "compose.yaml"), "utf8")) as { services: Record<string, Service> };
   const gateway = compose.services.gateway!;
 
-  it("runs the gateway read-only with an init, its token from .env, after Postgres is healthy, both with healthchecks", () => {
+  it("runs the gateway read-only with an init and a fixed host name, its token from .env, after Postgres is healthy, both with healthchecks", () => {
     expect(gateway.build).toBe(".");
     expect(gateway.read_only).toBe(true);
     expect(gateway.init).toBe(true);
+    expect(gateway.hostname, "a fixed host name, which the session folder's lock names").toMatch(/\S/);
     expect(gateway.env_file).toBe(".env");
     expect(gateway.environment.PICOCLAW_GATEWAY_TOKEN, "the token stays in .env, out of the file").toBeUndefined();
     expect(gateway.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
@@ -219,7 +222,7 @@ function gatewayPid(child: ChildProcess): number | undefined {
 }
 
 (unreachable && !required ? describe.skip : describe)("the runtime stage's steps, in a clean folder", () => {
-  it("npm ci --omit=dev installs the packed package, and its CMD on a read-only root, as PID 1, passes the HEALTHCHECK, answers a turn with the token, keeps it in /data and exits 0 on SIGTERM", {
+  it("npm ci --omit=dev installs the packed package, and its CMD on a read-only root, as PID 1, passes the HEALTHCHECK, answers a turn with the token, keeps it in /data across a kill and a restart, and exits 0 on SIGTERM", {
     timeout: 240_000,
   }, async () => {
     if (unreachable) throw new Error(`PICOCLAW_REQUIRE_REGISTRY=1 but ${unreachable}`);
@@ -248,49 +251,68 @@ function gatewayPid(child: ChildProcess): number | undefined {
     env.PICOCLAW_GATEWAY_PORT = String(port);
     const [command, ...args] = execForm(last(runtime, "CMD")!);
     expect(command).toBe("node");
+    const health = execForm(last(runtime, "HEALTHCHECK")!.replace(/^.*?CMD /, "CMD "));
+    expect(health[0]).toBe("node");
     const jail = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--as-pid-1", "--bind", volume, volume, "--chdir", app];
-    const child = bwrap
-      ? spawn("bwrap", [...jail, process.execPath, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
-      : spawn(process.execPath, args, { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    try {
-      await waitFor("the gateway in the image folder to listen", () => output.includes(`listening on http://0.0.0.0:${port}`) || child.exitCode !== null, {
-        instead: () => output,
-      });
-      expect(child.exitCode, output).toBeNull();
-
-      // The HEALTHCHECK's own command, as the engine runs it: exit 0.
-      const health = execForm(last(runtime, "HEALTHCHECK")!.replace(/^.*?CMD /, "CMD "));
-      expect(health[0]).toBe("node");
-      await run(process.execPath, health.slice(1), { env });
-
-      const base = `http://127.0.0.1:${port}`;
-      const refused = await fetch(`${base}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"hi"}' });
-      expect(refused.status).toBe(401);
-      const res = await fetch(`${base}/v1/chat`, {
+    const started: ChildProcess[] = [];
+    /** `docker run` of the image on this volume: the CMD in the jail, once it listens. */
+    const startImage = async () => {
+      const child = bwrap
+        ? spawn("bwrap", [...jail, process.execPath, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+        : spawn(process.execPath, args, { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] });
+      started.push(child);
+      const gateway = { child, output: "", exited: new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code))) };
+      child.stdout!.on("data", (chunk: Buffer) => (gateway.output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (gateway.output += chunk.toString()));
+      await waitFor(
+        "the gateway in the image folder to listen",
+        () => gateway.output.includes(`listening on http://0.0.0.0:${port}`) || child.exitCode !== null,
+        {
+          instead: () => gateway.output,
+        },
+      );
+      expect(child.exitCode, gateway.output).toBeNull();
+      if (bwrap) expect(readFileSync(`/proc/${gatewayPid(child)}/status`, "utf8"), "the gateway is PID 1 of its namespace").toMatch(/^NSpid:\s+\d+\s+1$/m);
+      return gateway;
+    };
+    const base = `http://127.0.0.1:${port}`;
+    const chat = (message: string, auth = true) =>
+      fetch(`${base}/v1/chat`, {
         method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify({ message: "hello from the container" }),
+        headers: { "content-type": "application/json", ...(auth ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify({ message }),
       });
+    try {
+      const first = await startImage();
+      // The HEALTHCHECK's own command, as the engine runs it: exit 0.
+      await run(process.execPath, health.slice(1), { env });
+      expect((await chat("hi", false)).status).toBe(401);
+      const res = await chat("hello from the container");
       expect(res.status).toBe(200);
       expect(((await res.json()) as { reply: string }).reply).toContain("You said: hello from the container");
-      const sessions = readdirSync(path.join(volume, "sessions"));
-      expect(sessions).toContain("agent_main_http_default.jsonl");
+      expect(readdirSync(path.join(volume, "sessions"))).toContain("agent_main_http_default.jsonl");
       expect(readFileSync(path.join(volume, "sessions", "agent_main_http_default.jsonl"), "utf8")).toContain("hello from the container");
       expect(existsSync(path.join(volume, "workspace"))).toBe(true);
-      if (bwrap) expect(readFileSync(`/proc/${gatewayPid(child)}/status`, "utf8")).toMatch(/^NSpid:\s+\d+\s+1$/m);
+
+      // docker kill, then the container again on the same volume: its lock (PID 1's, a previous run's) is taken over, the history kept.
+      process.kill(gatewayPid(first.child)!, "SIGKILL");
+      await within("the killed gateway to exit", first.exited);
+      expect(readFileSync(path.join(volume, "sessions", "picoclaw.lock"), "utf8"), "the killed run left its lock").toContain('"pid":');
+      const second = await startImage();
+      const history = await fetch(`${base}/v1/sessions/${encodeURIComponent("agent:main:http:default")}/history`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(history.status).toBe(200);
+      expect(await history.text()).toContain("hello from the container");
 
       // docker stop: SIGTERM to the gateway (PID 1 inside), and exit 0.
-      process.kill(gatewayPid(child)!, "SIGTERM");
-      expect(await within("the gateway to exit after SIGTERM", exited)).toBe(0);
-      expect(output).not.toContain(token);
+      process.kill(gatewayPid(second.child)!, "SIGTERM");
+      expect(await within("the gateway to exit after SIGTERM", second.exited)).toBe(0);
+      expect(first.output + second.output).not.toContain(token);
       // Stopped, the same HEALTHCHECK fails.
       await expect(run(process.execPath, health.slice(1), { env })).rejects.toMatchObject({ code: 1 });
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
   });
 });
