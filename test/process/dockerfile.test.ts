@@ -10,8 +10,10 @@
  * `--init` runs it). Its HEALTHCHECK command then passes, a chat turn with
  * the token is answered and stored in the volume, a run started after a
  * SIGKILL of the first on the same volume has its history, and a SIGTERM
- * to it exits 0. compose.yaml is read too, and the config it points the gateway
- * at passes `config check` from the installed package.
+ * to it exits 0. compose.yaml is read too: the config it points the gateway
+ * at passes `config check`, and, with a throwaway Postgres cluster, the
+ * installed package started as compose starts it keeps a turn in the
+ * database and passes compose's healthcheck.
  *
  * Without the registry the install test is skipped, saying why;
  * PICOCLAW_REQUIRE_REGISTRY=1 (set by .ci/run) makes it fail instead. So
@@ -19,12 +21,15 @@
  * without that variable) the gateway runs without the read-only file system.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import path from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { postgresTests, startCluster } from "../support/postgres.js";
 import { tempDir } from "../support/project.js";
 import { waitFor, within } from "../support/wait.js";
 
@@ -200,6 +205,7 @@ const unreachable = await registry();
 const required = process.env.PICOCLAW_REQUIRE_REGISTRY === "1";
 if (unreachable && !required)
   console.warn(`dockerfile.test.ts: skipping the image's install and run: ${unreachable} (PICOCLAW_REQUIRE_REGISTRY=1 makes this a failure)`);
+const postgres = postgresTests();
 const bwrap = spawnSync("bwrap", ["--version"]).status === 0;
 if (!bwrap && process.env.PICOCLAW_REQUIRE_BWRAP !== "1")
   console.warn("dockerfile.test.ts: no bwrap on PATH: the gateway runs without a read-only file system");
@@ -221,24 +227,44 @@ function gatewayPid(child: ChildProcess): number | undefined {
   return children.length > 0 ? Number(children[0]) : undefined;
 }
 
+/** Folders made for the image's install, which outlives one test: removed after the last. */
+const madeFolders: string[] = [];
+const folder = (prefix: string) => {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  madeFolders.push(dir);
+  return dir;
+};
+let installing: Promise<string> | undefined;
+
+/** The runtime stage's /app: what its COPY lines bring (the packed package, the lockfile), then its RUN npm line as written. */
+function installedImage(): Promise<string> {
+  installing ??= (async () => {
+    const packed = folder("picoclaw-pack-");
+    const { stdout: tarball } = await run("npm", ["pack", root, "--ignore-scripts", "--silent", "--pack-destination", packed], { cwd: packed, env: npmEnv() });
+    const app = folder("picoclaw-image-");
+    await run("tar", ["xzf", path.join(packed, tarball.trim()), "--strip-components=1", "-C", app]);
+    copyFileSync(path.join(root, "package-lock.json"), path.join(app, "package-lock.json"));
+    await run("sh", ["-c", all(runtime, "RUN")[0]!], { cwd: app, env: { ...npmEnv(), npm_config_cache: folder("picoclaw-npm-cache-") } });
+    return app;
+  })();
+  return installing;
+}
+
 (unreachable && !required ? describe.skip : describe)("the runtime stage's steps, in a clean folder", () => {
+  afterAll(() => {
+    for (const dir of madeFolders) rmSync(dir, { recursive: true, force: true });
+  });
+
   it("npm ci --omit=dev installs the packed package, and its CMD on a read-only root, as PID 1, passes the HEALTHCHECK, answers a turn with the token, keeps it in /data across a kill and a restart, and exits 0 on SIGTERM", {
     timeout: 240_000,
   }, async () => {
     if (unreachable) throw new Error(`PICOCLAW_REQUIRE_REGISTRY=1 but ${unreachable}`);
-    // What the image's COPY lines bring: package.json's files (the packed package) and the lockfile.
-    const packed = tempDir("picoclaw-pack-");
-    const { stdout: tarball } = await run("npm", ["pack", root, "--ignore-scripts", "--silent", "--pack-destination", packed], { cwd: packed, env: npmEnv() });
-    const app = tempDir("picoclaw-image-");
-    await run("tar", ["xzf", path.join(packed, tarball.trim()), "--strip-components=1", "-C", app]);
-    copyFileSync(path.join(root, "package-lock.json"), path.join(app, "package-lock.json"));
-    for (const file of pkg.files) expect(existsSync(path.join(app, file)), `the packed package holds ${file}`).toBe(true);
-
+    if (!bwrap && process.env.PICOCLAW_REQUIRE_BWRAP === "1") throw new Error("PICOCLAW_REQUIRE_BWRAP=1 but there is no bwrap on PATH for the read-only root");
     // The stage's RUN lines: its npm commands as written, and the volume's folder.
     const runs = all(runtime, "RUN");
     expect(runs.map((line) => (line.startsWith("npm ") ? "npm" : line))).toEqual(["npm", "mkdir -p /data && chown node:node /data"]);
-    const cache = tempDir("picoclaw-npm-cache-");
-    await run("sh", ["-c", runs[0]!], { cwd: app, env: { ...npmEnv(), npm_config_cache: cache } });
+    const app = await installedImage();
+    for (const file of pkg.files) expect(existsSync(path.join(app, file)), `the packed package holds ${file}`).toBe(true);
     expect(existsSync(path.join(app, "node_modules", "hono", "package.json"))).toBe(true);
     expect(existsSync(path.join(app, "node_modules", "vitest")), "no dev dependency is installed").toBe(false);
     const volume = tempDir("picoclaw-volume-");
@@ -315,4 +341,61 @@ function gatewayPid(child: ChildProcess): number | undefined {
       for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
   });
+  (postgres.run ? it : it.skip)(
+    "compose's gateway: the image's config/compose.json with DATABASE_URL keeps a turn in Postgres, and compose's healthcheck (/ready) passes",
+    { timeout: 240_000 },
+    async () => {
+      if (unreachable) throw new Error(`PICOCLAW_REQUIRE_REGISTRY=1 but ${unreachable}`);
+      const app = await installedImage();
+      const cluster = await startCluster(postgres.found);
+      const volume = folder("picoclaw-compose-volume-");
+      const port = await freePort();
+      const token = "compose-token-51c2";
+      const gateway = (parse(readFileSync(path.join(root, "compose.yaml"), "utf8")) as { services: Record<string, Service> }).services.gateway!;
+      const env: Record<string, string> = { PATH: process.env.PATH!, HOME: app, PICOCLAW_GATEWAY_TOKEN: token, DATABASE_URL: await cluster.database() };
+      for (const [key, value] of imageEnv()) env[key] = value.replace(/^\/data/, volume);
+      env.PICOCLAW_CONFIG = gateway.environment.PICOCLAW_CONFIG!.replace(/^\/app/, app);
+      env.PICOCLAW_GATEWAY_PORT = String(port);
+      const child = spawn(process.execPath, execForm(last(runtime, "CMD")!).slice(1), { cwd: app, env, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      try {
+        await waitFor("compose's gateway to listen", () => output.includes(`listening on http://0.0.0.0:${port}`) || child.exitCode !== null, {
+          instead: () => output,
+        });
+        expect(child.exitCode, output).toBeNull();
+        const [kind, ...check] = gateway.healthcheck.test;
+        expect(kind).toBe("CMD");
+        expect(check[0]).toBe("node");
+        await run(
+          process.execPath,
+          check.slice(1).map((arg) => arg.replace(":18790/", `:${port}/`)),
+          { env },
+        );
+        const res = await fetch(`http://127.0.0.1:${port}/v1/chat`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+          body: JSON.stringify({ message: "kept in postgres" }),
+        });
+        expect(res.status).toBe(200);
+        const db = new pg.Client({ connectionString: env.DATABASE_URL });
+        await db.connect();
+        try {
+          const { rows } = await db.query("SELECT count(*)::int AS n FROM picoclaw_messages WHERE message::text LIKE '%kept in postgres%'");
+          expect(rows[0].n).toBeGreaterThan(0);
+        } finally {
+          await db.end();
+        }
+        expect(existsSync(path.join(volume, "sessions")), "no session folder with the Postgres store").toBe(false);
+        child.kill("SIGTERM");
+        expect(await within("compose's gateway to exit after SIGTERM", exited)).toBe(0);
+        expect(output).not.toContain(env.DATABASE_URL);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        await cluster.remove();
+      }
+    },
+  );
 });
