@@ -144,6 +144,7 @@ export class Runtime {
         }
         return undefined;
       },
+      ...(ports.order.heldElsewhere ? { heldElsewhere: (sessionKey: string) => ports.order.heldElsewhere!(sessionKey) } : {}),
     });
     this.book = new PairingBook({
       state: stateView(this.state, PAIRINGS_NAMESPACE),

@@ -11,4 +11,10 @@ export interface TurnOrder {
   run<T>(sessionKey: string, work: () => Promise<T>): Promise<T>;
   /** Keys with work queued or running in this process (tests, metrics). */
   readonly size: number;
+  /**
+   * Whether a turn of the session runs in another process now (an order
+   * several gateways share can tell: its lock is held; an in-process one has
+   * no other process, and leaves this out).
+   */
+  heldElsewhere?(sessionKey: string): Promise<boolean>;
 }

@@ -84,10 +84,14 @@ describe.runIf(tests.run)("gateways sharing one Postgres database", () => {
     await cluster?.remove();
   }, 120_000);
 
-  /** Two projects with the same config: store postgres at ${DATABASE_URL}, the scripted model. */
+  /** Two projects with the same config: store postgres at ${DATABASE_URL}, the scripted model; write_file asks a person first. */
   async function fleet() {
     const url = (await cluster.database()).replace("postgres@", `postgres:${PASSWORD}@`);
-    const config = { ...openaiConfig(model.server.url, { stream: false }), session: { store: "postgres", postgres: { url: "${DATABASE_URL}" } } };
+    const config = {
+      ...openaiConfig(model.server.url, { stream: false }),
+      session: { store: "postgres", postgres: { url: "${DATABASE_URL}" } },
+      tools: { write_file: { approval: "ask" } },
+    };
     return { url, projects: [writeProject({ config }), writeProject({ config })] as const };
   }
 
@@ -106,6 +110,37 @@ describe.runIf(tests.run)("gateways sharing one Postgres database", () => {
     expect((await fetch(`${b.url}/ready`)).status).toBe(200);
     // The connection string's password is a secret: never in the log.
     for (const g of [a, b]) expect(g.output.text).not.toContain(PASSWORD);
+  });
+
+  it("an approval waiting on gateway A survives gateway B's start (A's turn holds the session); one left by a killed gateway is denied by the next start", {
+    timeout: 120_000,
+  }, async () => {
+    const { url, projects } = await fleet();
+    const approvals = async (g: Gateway, session: string) =>
+      (await jsonOf(await fetch(`${g.url}/v1/sessions/agent:main:http:${session}/approvals`))).approvals as { id: string; tool: string }[];
+    const a = await gateway(projects[0], url);
+    const waiting = chat(a.url, 'CALL write_file {"path":"a.txt","content":"from A"}\nSAY ran it', "asks");
+    await eventually(async () => expect((await approvals(a, "asks")).map((r) => r.tool)).toEqual(["write_file"]));
+    const b = await gateway(projects[1], url);
+    // B started (and looked for requests left waiting): A's is still A's, still waiting.
+    expect(b.output.text).not.toContain("left waiting by the last run");
+    const [request] = await approvals(a, "asks");
+    const decided = await fetch(`${a.url}/v1/sessions/agent:main:http:asks/approvals/${request!.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ decision: "allow" }),
+    });
+    expect(decided.status).toBe(200);
+    expect((await within("A's turn", waiting)).json.reply).toBe("ran it");
+
+    // B's own request, then B killed: nobody waits on it any more, and the next gateway to start denies it.
+    void chat(b.url, 'CALL write_file {"path":"b.txt","content":"from B"}\nSAY never', "orphan").catch(() => {});
+    await eventually(async () => expect((await approvals(b, "orphan")).length).toBe(1));
+    b.child.kill("SIGKILL");
+    await b.exited;
+    const c = await gateway(projects[1], url);
+    await eventually(() => expect(c.output.text).toContain("1 approval request was left waiting by the last run: denied"));
+    expect(await approvals(c, "orphan")).toEqual([]);
   });
 
   it("two turns of one session sent to A and B at once run one after the other, never interleaved", { timeout: 120_000 }, async () => {

@@ -33,6 +33,8 @@ export interface DeskParts {
   track(work: Promise<unknown>): void;
   /** Why nobody can answer in this root session (a stateless conversation, `picoclaw agent -m`), or undefined when someone can. */
   nobodyAnswers(sessionKey: string): string | undefined;
+  /** Whether a turn of the session runs in another gateway now (a fleet on one store): its request still waits there, and is not this one's to deny. */
+  heldElsewhere?(sessionKey: string): Promise<boolean>;
 }
 
 interface Waiting {
@@ -158,16 +160,21 @@ export class ApprovalDesk implements Approvals, SessionScoped {
   /**
    * Requests a gateway left waiting when it stopped (a restart, a crash):
    * each is denied, recorded in its session's history, and remembered as
-   * decided. Resolves with how many there were.
+   * decided. A request whose session's turn runs in another gateway now (a
+   * fleet on one store: that gateway holds the session's turn, and waits on
+   * it) is not a leftover, and is left be. Resolves with how many were denied.
    */
   async recover(): Promise<number> {
     const left = (await this.parts.state.list()).filter((entry) => !this.waiting.has(entry.key));
+    let denied = 0;
     for (const entry of left) {
       const kept = entry.value as { sessionKey?: unknown; tool?: unknown; digest?: unknown; requestedAt?: unknown };
       if (typeof kept.sessionKey !== "string" || typeof kept.tool !== "string") {
         await this.parts.state.delete(entry.key);
         continue;
       }
+      if (this.parts.heldElsewhere && (await this.parts.heldElsewhere(kept.sessionKey))) continue;
+      denied++;
       const approval = { id: entry.key, tool: kept.tool, sessionKey: kept.sessionKey };
       this.remember(entry.key, kept.sessionKey, "deny", "restart");
       // Removed first: a second start never records it twice.
@@ -175,7 +182,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
         await this.record(approval, typeof kept.digest === "string" ? kept.digest : "", "deny", "restart", "the gateway restarted while the request waited");
       }
     }
-    return left.length;
+    return denied;
   }
 
   /** Asks whoever can answer for the session whether the call may run; resolves with the decision. */

@@ -50,6 +50,24 @@ export class PgTurnOrder implements TurnOrder {
     return this.local.size;
   }
 
+  /** Whether another gateway's turn of the session holds its lock now: the lock is tried, and let go at once if it was free. */
+  async heldElsewhere(sessionKey: string): Promise<boolean> {
+    if (isTransientKey(sessionKey) || parseSessionKey(sessionKey) === null) return false;
+    const client = await this.db.lockClient(`looking at the lock of ${sessionKey}`);
+    let broken: Error | undefined;
+    try {
+      const { rows } = await client.query<{ got: boolean }>("SELECT pg_try_advisory_lock($1, hashtext($2)) AS got", [SESSION_LOCK_CLASS, sessionKey]);
+      if (!rows[0]?.got) return true;
+      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [SESSION_LOCK_CLASS, sessionKey]);
+      return false;
+    } catch (error) {
+      broken = error as Error;
+      throw storeError(`looking at the lock of ${sessionKey}`, error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
   private async locked<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
     const { timeoutMs, now } = this.opts;
     const deadline = now() + timeoutMs;
