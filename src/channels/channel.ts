@@ -85,3 +85,41 @@ export interface UserMessage {
   chatId: string;
   text: string;
 }
+
+/** What a channel runs once it starts: its chat app's bot. */
+export interface ChannelBot {
+  start(): Promise<void>;
+  stop(): Promise<void> | void;
+  close(): Promise<void> | void;
+}
+
+/**
+ * A channel's `start`, `stop` and `close` around its bot: `load` imports the
+ * app's library only when the channel starts and gives what makes the bot.
+ * A stop that comes while the module loads means the bot is never made.
+ */
+export function lazyBot(load: () => Promise<() => ChannelBot>): { start(): Promise<void>; stop(): Promise<void>; close(): Promise<void> } {
+  let bot: ChannelBot | undefined;
+  let stopped = false;
+  return {
+    start: async () => {
+      const make = await load();
+      if (stopped) return;
+      bot = make();
+      await bot.start();
+    },
+    stop: async () => {
+      stopped = true;
+      await bot?.stop();
+    },
+    close: async () => {
+      stopped = true;
+      await bot?.close();
+    },
+  };
+}
+
+/** The start-up warning of a channel entry that lets nobody in (`allow_from` empty, and no pairing). */
+export function nobodyAllowedWarning(path: string, label: string, app: string): string {
+  return `${path}.allow_from is empty: ${label} answers nobody; list your ${app} user id there, or set dm_policy "pairing" (README, "Channels")`;
+}

@@ -1,10 +1,9 @@
-import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
+import { CHANNEL_CAPABILITIES, lazyBot, nobodyAllowedWarning } from "../../channels/channel.js";
 import type { ChannelType } from "../../port/channel-type.js";
 import { defineFeature } from "../../port/feature.js";
 import { ChannelGate } from "../../channels/pairing.js";
 import { pairingRulesOf } from "../../config/channel-schema.js";
 import { DiscordAccess } from "./access.js";
-import type { DiscordBot } from "./bot.js";
 import { type DiscordChannelConfig, discordChannelSchema } from "./config.js";
 import { discordFromPicoclaw } from "./picoclaw.js";
 
@@ -32,30 +31,13 @@ export const discordChannel: ChannelType = {
         const agent = host.agent(entry.agent ?? host.defaultAgentId);
         const access = new DiscordAccess(entry.allow_from, path);
         const gate = new ChannelGate(host, { channel: name, label, path, policy: entry.dm_policy, rules: pairingRulesOf(entry), app: "Discord" });
-        const warnings: string[] = [];
-        if (access.empty && entry.dm_policy === "allowlist")
-          warnings.push(
-            `${path}.allow_from is empty: ${label} answers nobody; list your Discord user id there, or set dm_policy "pairing" (README, "Channels")`,
-          );
-        let bot: DiscordBot | undefined;
-        let stopped = false;
+        const warnings = access.empty && entry.dm_policy === "allowlist" ? [nobodyAllowedWarning(path, label, "Discord")] : [];
         return {
           warnings,
-          start: async () => {
+          ...lazyBot(async () => {
             const { DiscordBot } = await import("./bot.js");
-            // A stop that came while the module loaded: the bot never starts.
-            if (stopped) return;
-            bot = new DiscordBot(host, { entry, name, label, path, agent, access, gate });
-            await bot.start();
-          },
-          stop: async () => {
-            stopped = true;
-            bot?.stop();
-          },
-          close: async () => {
-            stopped = true;
-            await bot?.close();
-          },
+            return () => new DiscordBot(host, { entry, name, label, path, agent, access, gate });
+          }),
         };
       },
     });

@@ -1,10 +1,9 @@
-import { CHANNEL_CAPABILITIES } from "../../channels/channel.js";
+import { CHANNEL_CAPABILITIES, lazyBot, nobodyAllowedWarning } from "../../channels/channel.js";
 import type { ChannelType } from "../../port/channel-type.js";
 import { defineFeature } from "../../port/feature.js";
 import { ChannelGate } from "../../channels/pairing.js";
 import { pairingRulesOf } from "../../config/channel-schema.js";
 import { AllowList } from "./access.js";
-import type { TelegramBot } from "./bot.js";
 import { type TelegramChannelConfig, telegramChannelSchema } from "./config.js";
 import { telegramFromPicoclaw } from "./picoclaw.js";
 
@@ -32,30 +31,13 @@ export const telegramChannel: ChannelType = {
         const agent = host.agent(entry.agent ?? host.defaultAgentId);
         const allowed = new AllowList(entry.allow_from);
         const gate = new ChannelGate(host, { channel: name, label, path, policy: entry.dm_policy, rules: pairingRulesOf(entry), app: "Telegram" });
-        const warnings: string[] = [];
-        if (allowed.empty && entry.dm_policy === "allowlist")
-          warnings.push(
-            `${path}.allow_from is empty: ${label} answers nobody; list your Telegram user id there, or set dm_policy "pairing" (README, "Channels")`,
-          );
-        let bot: TelegramBot | undefined;
-        let stopped = false;
+        const warnings = allowed.empty && entry.dm_policy === "allowlist" ? [nobodyAllowedWarning(path, label, "Telegram")] : [];
         return {
           warnings,
-          start: async () => {
+          ...lazyBot(async () => {
             const { TelegramBot } = await import("./bot.js");
-            // A stop that came while the module loaded: the bot never starts.
-            if (stopped) return;
-            bot = new TelegramBot(host, { entry, name, label, path, agent, allowed, gate });
-            await bot.start();
-          },
-          stop: async () => {
-            stopped = true;
-            await bot?.stop();
-          },
-          close: async () => {
-            stopped = true;
-            await bot?.close();
-          },
+            return () => new TelegramBot(host, { entry, name, label, path, agent, allowed, gate });
+          }),
         };
       },
     });
