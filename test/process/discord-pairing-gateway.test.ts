@@ -8,41 +8,21 @@
  * is answered, and is still let in after a restart on the same session
  * folder.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { APPROVED_TEXT } from "../../src/channels/pairing.js";
 import { type DiscordUser, FakeDiscord } from "../support/fake-discord.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { DEFAULT_TOOLS_OFF, openaiConfig, writeProject } from "../support/project.js";
+import { picoclawProcess } from "../support/cli.js";
 import { freePort } from "../support/listen.js";
 import { eventually, within } from "../support/wait.js";
 
-const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDE.process-discord-pairing-token_4242";
 const GATEWAY_TOKEN = "gateway-token-discord-pairing-process";
 const ALICE: DiscordUser = { id: "100000000000000001", username: "alice" };
 const BOB: DiscordUser = { id: "200000000000000002", username: "bob" };
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
-
-function run(args: string[], cwd: string) {
-  // The token comes from the project's .env only.
-  const { DISCORD_BOT_TOKEN: _, ...env } = process.env;
-  const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), ...args], {
-    cwd,
-    env: { ...env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
+/** The real picoclaw command (the bot token comes from the project's .env only). */
+const run = (args: string[], cwd: string) => picoclawProcess(args, cwd, ["DISCORD_BOT_TOKEN"]);
 
 describe("Discord pairing in the real gateway process", () => {
   it("an unknown user's DM gets a code and no model call; picoclaw pairing approve lets them in, they are told so, and stay in across a restart", {

@@ -7,40 +7,22 @@
  * and is still let in after a restart. Without a gateway, `picoclaw
  * pairing` works on the store itself.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { APPROVED_TEXT } from "../../src/channels/pairing.js";
 import { runCli } from "../../src/cli.js";
 import { FakeBotApi } from "../support/fake-telegram.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { DEFAULT_TOOLS_OFF, harness, openaiConfig, recordingLogger, writeProject } from "../support/project.js";
+import { picoclawProcess } from "../support/cli.js";
 import { freePort } from "../support/listen.js";
 import { eventually, within } from "../support/wait.js";
 
-const root = path.resolve(import.meta.dirname, "..", "..");
 const TOKEN = "123456:PAIRPROC-secret_token-xyz";
 const GATEWAY_TOKEN = "gateway-token-pairing-process";
 const ALICE = { id: 1001, username: "alice" };
 const BOB = { id: 2002, username: "bob" };
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-});
-
-function run(args: string[], cwd: string) {
-  const child = spawn(process.execPath, [path.join(root, "dist", "main.js"), ...args], {
-    cwd,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
+/** The real picoclaw command. */
+const run = (args: string[], cwd: string) => picoclawProcess(args, cwd);
 
 /** `picoclaw pairing ...` as a process: its exit code and what it printed. */
 async function cliProcess(args: string[], cwd: string) {

@@ -1,6 +1,11 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { Readable } from "node:stream";
+import { onTestFinished } from "vitest";
 import { runCli } from "../../src/cli.js";
 import { recordingLogger, writeProject } from "./project.js";
+
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
 
 /** `picoclaw agent` without -m on `lines` as its stdin, in a project of its own (or `cwd`): what it printed, line by line, and its prompts. */
 export async function cliChat(lines: string, terminal = false, cwd = writeProject({ config: {} })) {
@@ -19,4 +24,27 @@ export async function cliChat(lines: string, terminal = false, cwd = writeProjec
     logger: recordingLogger(),
   });
   return { code, out, err, prompts };
+}
+
+/**
+ * `node dist/main.js <args>` in `cwd`, a process of its own: its exit, and
+ * all it printed so far. Its environment is the test runner's without
+ * `omit` (a token that must come from the project's .env only), with
+ * PICOCLAW_CONFIG unset and info logs. Killed when the test ends if it still runs.
+ */
+export function picoclawProcess(args: string[], cwd: string, omit: readonly string[] = []) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !omit.includes(name)));
+  const child = spawn(process.execPath, [path.join(ROOT, "dist", "main.js"), ...args], {
+    cwd,
+    env: { ...env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let output = "";
+  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, exited, output: () => output };
 }
