@@ -62,6 +62,8 @@ export class Conversation {
   private watching: AbortController | undefined;
   private readonly echoes = new Echoes();
   private sending = false;
+  /** What this conversation last put on the status line. */
+  private statusLine = "";
   /** Whether the session's event stream is open now. */
   private live = false;
   /** The page's own message being drawn (a subagent's start labels its chip). */
@@ -156,7 +158,7 @@ export class Conversation {
       }
     }
     this.turn = undefined;
-    if (here() && !(answer && clearing)) this.parts.status(this.live ? "live" : "reconnecting…");
+    if (here() && !(answer && clearing)) this.status(this.live ? "live" : "reconnecting…");
     if (here() && answer) this.answered(turn, answer, clearing);
     else if (here() && !failed) turn.fail("disconnected", "the connection to the gateway closed before the answer was complete");
     this.sending = false;
@@ -227,6 +229,11 @@ export class Conversation {
     }
   }
 
+  private status(text: string): void {
+    this.statusLine = text;
+    this.parts.status(text);
+  }
+
   private answered(turn: TurnView, answer: ChatAnswer, clearing: boolean): void {
     const { transcript, plan, subagents } = this.parts;
     // Deliveries kept while no stream was open come first in `delivered`; the stream did not carry them.
@@ -237,7 +244,7 @@ export class Conversation {
       plan.clear();
       subagents.clear();
       this.parts.asks.clear();
-      this.parts.status(answer.reply.split("\n")[0] ?? "Cleared.");
+      this.status(answer.reply.split("\n")[0] ?? "Cleared.");
       this.parts.welcome();
       return;
     }
@@ -250,7 +257,7 @@ export class Conversation {
     const d = data as Record<string, unknown>;
     switch (event) {
       case "turn.start":
-        this.parts.status("working…");
+        this.status("working…");
         return;
       case "text.delta":
         turn.textDelta(String(d.text ?? ""));
@@ -319,7 +326,7 @@ export class Conversation {
           first = false;
           wait = RECONNECT_MS.first;
           this.live = true;
-          if (!this.sending) this.parts.status("live");
+          if (!this.sending) this.status("live");
           try {
             await readEvents(res, (event, data) => {
               if (!signal.aborted) this.onSessionEvent(event, data as Record<string, unknown>);
@@ -330,7 +337,7 @@ export class Conversation {
         } else {
           const error = await errorOf(res);
           if (res.status === 400 || res.status === 404) {
-            this.parts.status(error.message);
+            this.status(error.message);
             return;
           }
           // A proxy in front answering for a gateway that is gone, or a gateway stopping.
@@ -341,7 +348,7 @@ export class Conversation {
         if (!signal.aborted) this.parts.reachable("The gateway is not answering.", wait);
       }
       if (signal.aborted) return;
-      this.parts.status("reconnecting…");
+      this.status("reconnecting…");
       await sleep(wait, signal);
       wait = Math.min(wait * 2, RECONNECT_MS.max);
     }
@@ -356,14 +363,16 @@ export class Conversation {
         return;
       }
       case "turn.start":
-        if (!this.sending) this.parts.status("working…");
+        if (!this.sending) this.status("working…");
         return;
       case "turn.end":
-        if (!this.sending) this.parts.status("live");
+        // Only "working…" is this notice's to end: it can come after the page's own answer set the line (a
+        // turn's end read on the session's stream later than a /clear's answer on its own), and must not undo it.
+        if (!this.sending && this.statusLine === "working…") this.status("live");
         this.parts.turnEnded();
         return;
       case "shutdown":
-        this.parts.status("the gateway is stopping");
+        this.status("the gateway is stopping");
         return;
       default:
         this.onNotice(event, data);
