@@ -256,7 +256,9 @@ describe.runIf(postgres.run && nginx.run)("three gateways on one database behind
     for (const g of survivors) expect(g.child.exitCode).toBeNull();
   });
 
-  it("a session's event stream and its streamed answer pass through nginx as they happen, both on the session's gateway", { timeout: 60_000 }, async () => {
+  it("a session's event stream and its streamed answer pass through nginx as they happen, both on the session's gateway; a body over 1 MiB is the gateway's 413", {
+    timeout: 60_000,
+  }, async () => {
     const { gateways, proxy } = await fleet(2);
     const key = "agent:main:http:live";
     const events = await fetch(`${proxy.url}/v1/sessions/${key}/events`);
@@ -286,5 +288,13 @@ describe.runIf(postgres.run && nginx.run)("three gateways on one database behind
     expect(stream!.request).toMatch(/^GET \/v1\/sessions\/agent:main:http:live\/events /);
     expect(stream!.upstream).toBe(turn!.upstream);
     expect(gateways.map((g) => g.address)).toContain(turn!.upstream);
+    // A body over the gateway's 1 MiB: nginx's 413 says it as the gateway does, in JSON.
+    const big = await fetch(`${proxy.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ message: "x".repeat(1024 * 1024), session: "live" }),
+    });
+    expect(big.status).toBe(413);
+    expect((await jsonOf(big)).error.code).toBe("payload_too_large");
   });
 });
