@@ -103,6 +103,7 @@ async function measureTurns(targets: Target[]) {
 /** CLIENTS clients at once for `ms`, each sending its next turn when the last is answered. */
 async function load(t: Target, ms: number) {
   const cpuBefore = t.cpu();
+  const gatewaysBefore = t.gatewayCpu();
   const began = performance.now();
   const until = began + ms;
   let turns = 0;
@@ -114,12 +115,12 @@ async function load(t: Target, ms: number) {
       }
     }),
   );
-  return { turns, seconds: (performance.now() - began) / 1000, cpuMs: t.cpu() - cpuBefore };
+  return { turns, seconds: (performance.now() - began) / 1000, cpuMs: t.cpu() - cpuBefore, gatewayCpuMs: t.gatewayCpu() - gatewaysBefore };
 }
 
 async function measureLoad(targets: Target[]) {
   for (const t of targets) await load(t, 500);
-  const sums = targets.map(() => ({ turns: 0, seconds: 0, cpuMs: 0 }));
+  const sums = targets.map(() => ({ turns: 0, seconds: 0, cpuMs: 0, gatewayCpuMs: 0 }));
   for (let round = 0; round < LOAD_ROUNDS; round++) {
     for (let k = 0; k < targets.length; k++) {
       const which = (round + k) % targets.length;
@@ -127,9 +128,11 @@ async function measureLoad(targets: Target[]) {
       sums[which]!.turns += r.turns;
       sums[which]!.seconds += r.seconds;
       sums[which]!.cpuMs += r.cpuMs;
+      sums[which]!.gatewayCpuMs += r.gatewayCpuMs;
     }
   }
-  return sums.map((s) => ({ turnsPerS: s.turns / s.seconds, cpuMs: s.cpuMs / s.turns }));
+  // busy: the gateways' CPU over the wall time, in cores (one process's event loop is at most one).
+  return sums.map((s) => ({ turnsPerS: s.turns / s.seconds, cpuMs: s.cpuMs / s.turns, gatewayCores: s.gatewayCpuMs / (s.seconds * 1000) }));
 }
 
 export async function benchFleet(): Promise<Record<string, number> | undefined> {
@@ -230,7 +233,7 @@ export async function benchFleet(): Promise<Record<string, number> | undefined> 
       ],
       [
         `behind nginx, ${CLIENTS} clients, turns/s`,
-        `one gateway ${fmt(fleetLoad[0]!.turnsPerS, 0)}, three ${fmt(fleetLoad[1]!.turnsPerS, 0)}: ${fmt(fleetLoad[1]!.turnsPerS / fleetLoad[0]!.turnsPerS)}x (CPU per turn ${ms(fleetLoad[0]!.cpuMs)} / ${ms(fleetLoad[1]!.cpuMs)})`,
+        `one gateway ${fmt(fleetLoad[0]!.turnsPerS, 0)}, three ${fmt(fleetLoad[1]!.turnsPerS, 0)}: ${fmt(fleetLoad[1]!.turnsPerS / fleetLoad[0]!.turnsPerS)}x (CPU per turn ${ms(fleetLoad[0]!.cpuMs)} / ${ms(fleetLoad[1]!.cpuMs)}; gateways busy ${fmt(fleetLoad[0]!.gatewayCores)} / ${fmt(fleetLoad[1]!.gatewayCores)} cores)`,
       ],
       ["load average (1 min), before / after", `${fmt(load1Before)} / ${fmt(load1After)}`],
     ]);
@@ -246,6 +249,8 @@ export async function benchFleet(): Promise<Record<string, number> | undefined> 
       threeGatewaysP50: f3.p50,
       oneGatewayTurnsPerS: fleetLoad[0]!.turnsPerS,
       threeGatewaysTurnsPerS: fleetLoad[1]!.turnsPerS,
+      oneGatewayCores: fleetLoad[0]!.gatewayCores,
+      threeGatewaysCores: fleetLoad[1]!.gatewayCores,
       load1Before,
       load1After,
     };
