@@ -1,4 +1,5 @@
 import { benchActingTools } from "./acting-tools.js";
+import { benchFleet } from "./fleet.js";
 import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
@@ -19,3 +20,4 @@ await benchTodo();
 await benchSubagents();
 await benchMemory();
 await benchPersist();
+await benchFleet();

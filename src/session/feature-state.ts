@@ -19,6 +19,12 @@ export interface StateEntry {
 }
 
 export interface FeatureStateStore {
+  /**
+   * True when other processes read and change it too (a database several
+   * gateways share): what a feature read may change behind its back, so it
+   * reads again from time to time (the cron schedule does).
+   */
+  readonly shared?: boolean;
   get(namespace: string, key: string): Promise<StateEntry | undefined>;
   /** Every entry of the namespace, by key. */
   list(namespace: string): Promise<StateEntry[]>;
@@ -35,6 +41,8 @@ export interface FeatureStateStore {
 
 /** What one feature sees of the store: its own namespace. */
 export interface FeatureState {
+  /** Whether other gateways share this state (the store's `shared`). */
+  readonly shared: boolean;
   get(key: string): Promise<StateEntry | undefined>;
   list(): Promise<StateEntry[]>;
   put(key: string, value: unknown, expect?: number): Promise<number | undefined>;
@@ -43,6 +51,7 @@ export interface FeatureState {
 
 export function stateView(store: FeatureStateStore, namespace: string): FeatureState {
   return {
+    shared: store.shared === true,
     get: (key) => store.get(namespace, key),
     list: () => store.list(namespace),
     put: (key, value, expect) => store.put(namespace, key, value, expect),

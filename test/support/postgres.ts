@@ -68,6 +68,8 @@ export interface Cluster {
   /** The `postgres` database's connection string (user postgres, trusted: no password). */
   readonly url: string;
   readonly port: number;
+  /** The server's (postmaster's) process id; its backends are its children. */
+  pid(): number;
   /** A new, empty database of this cluster, and its connection string. */
   database(): Promise<string>;
   /** Stops the server (`pg_ctl stop -m fast`: connections are cut). */
@@ -78,8 +80,13 @@ export interface Cluster {
   remove(): Promise<void>;
 }
 
-/** Initialises and starts a cluster in a temporary folder; `remove` it at the end. */
-export async function startCluster(found: { bin: string } | { reason: string }): Promise<Cluster> {
+/**
+ * Initialises and starts a cluster in a temporary folder; `remove` it at
+ * the end. It skips the disk's flushes (fsync, synchronous_commit and full
+ * page writes off: a test needs no crash safety) unless `durable` (the
+ * benchmarks, which measure what a real database costs).
+ */
+export async function startCluster(found: { bin: string } | { reason: string }, opts: { durable?: boolean } = {}): Promise<Cluster> {
   if ("reason" in found) throw new Error(`PICOCLAW_REQUIRE_POSTGRES=1, and ${found.reason}`);
   const root = mkdtempSync(path.join(tmpdir(), "picoclaw-pg-"));
   const data = path.join(root, "data");
@@ -94,7 +101,8 @@ export async function startCluster(found: { bin: string } | { reason: string }):
     asRoot ? run("runuser", ["-u", "postgres", "--", path.join(found.bin, tool), ...args]) : run(path.join(found.bin, tool), args);
   await pgCommand("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
   const port = await freePort();
-  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const unsafe = opts.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
+  const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1${unsafe} -c max_connections=200`;
   const start = async () => {
     try {
       await pgCommand("pg_ctl", ["start", "-D", data, "-l", log, "-w", "-t", "60", "-o", options]);
@@ -117,6 +125,7 @@ export async function startCluster(found: { bin: string } | { reason: string }):
   return {
     url,
     port,
+    pid: () => Number(readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]),
     async database() {
       const name = `picoclaw_${process.pid}_${++databases}`;
       const client = new pg.Client({ connectionString: url });

@@ -23,7 +23,7 @@ import { ManualClock, ManualTimers } from "../support/timers.js";
 
 const T0 = Date.parse("2026-12-01T10:00:00Z");
 const KEY = "agent:main:http:s";
-const limits = { catch_up_minutes: 60, max_jobs: 1000, max_jobs_per_session: 50 };
+const limits = { catch_up_minutes: 60, poll_seconds: 30, max_jobs: 1000, max_jobs_per_session: 50 };
 const flush = async () => {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 };

@@ -14,6 +14,14 @@ export const cronSection = z
       .describe(
         "A run missed while the gateway was down is run once at start when it is at most this old, and skipped otherwise; either way the session's history says so.",
       ),
+    poll_seconds: z
+      .int()
+      .min(1)
+      .max(3600)
+      .default(30)
+      .describe(
+        "On a store several gateways share (postgres): the longest the scheduler waits before reading the jobs again, jobs or none, so a job another gateway added (and left behind when it died) runs at most this late.",
+      ),
     max_jobs: z.int().min(1).max(100_000).default(1000).describe("Scheduled jobs the gateway keeps at most, all sessions together."),
     max_jobs_per_session: z.int().min(1).max(10_000).default(50).describe("Scheduled jobs one session may have at most."),
   })

@@ -60,6 +60,7 @@ export const cronFeature = defineFeature({
       logger: host.logger,
       track: (work) => host.track(work),
       catchUpMs: limits.catch_up_minutes * 60_000,
+      pollMs: limits.poll_seconds * 1000,
       run: async (job, dueMs, lateMs) => {
         const agent = host.agents.get(job.agentId);
         if (!agent) throw new Error(`agent "${job.agentId}" no longer exists`);

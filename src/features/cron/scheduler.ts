@@ -9,8 +9,11 @@ import { nextDue } from "./schedule.js";
 /** A run this late (the timer fired after it was due) says so in its message and the history. */
 const LATE_MS = 60_000;
 
-/** The longest one timer waits; it is armed again then (while there are jobs, those another gateway added are seen at least this often). */
+/** The longest one timer waits on a store of this process alone (nothing changes the jobs behind its back). */
 const MAX_SLEEP_MS = 60 * 60_000;
+
+/** How often the jobs of a shared store are read again when no `pollMs` is given (cron.poll_seconds' default). */
+export const DEFAULT_POLL_MS = 30_000;
 
 export interface SchedulerParts {
   state: FeatureState;
@@ -24,11 +27,21 @@ export interface SchedulerParts {
   note(job: Job, text: string, record: Record<string, unknown>): Promise<void>;
   /** cron.catch_up_minutes, in ms. */
   catchUpMs: number;
+  /**
+   * cron.poll_seconds, in ms: on a store other gateways share, the longest
+   * the timer waits before the jobs are read again, jobs or none, so that
+   * those another gateway added or changed are seen (and run here when
+   * their gateway is gone).
+   */
+  pollMs?: number;
 }
 
 /**
- * Runs the jobs when they are due: one timer at the earliest due time (at
- * most an hour away), armed again whenever the jobs change. A due run is
+ * Runs the jobs when they are due: one timer at the earliest due time,
+ * armed again whenever the jobs change here. On a store other gateways
+ * share, the timer is at most `pollMs` away, jobs or none: the jobs are
+ * read again then, so a job another gateway added is seen here too, and
+ * run here if that gateway is gone. A due run is
  * first claimed (its job written with the next due time and this run's
  * time, compare-and-set) and then run, so it runs at most once however
  * many gateways or restarts look at it; a gateway killed during the run
@@ -78,9 +91,12 @@ export class CronScheduler {
       if (this.stopped) return;
       // A job whose run goes on is armed again when it ends.
       const due = jobs.flatMap(({ job }) => (job.enabled && job.nextRunAtMs !== undefined && !this.running.has(job.id) ? [job.nextRunAtMs] : []));
-      // Nothing to run: no timer (a job added here arms it again).
-      if (due.length === 0) return;
-      const wait = Math.min(MAX_SLEEP_MS, Math.max(0, Math.min(...due) - this.parts.clock.now()));
+      // On a shared store the jobs are read again after pollMs, due or not: another gateway may add one, or die holding one.
+      const shared = this.parts.state.shared;
+      // Nothing to run on a store of this process alone: no timer (a job added here arms it again).
+      if (due.length === 0 && !shared) return;
+      const longest = shared ? (this.parts.pollMs ?? DEFAULT_POLL_MS) : MAX_SLEEP_MS;
+      const wait = due.length === 0 ? longest : Math.min(longest, Math.max(0, Math.min(...due) - this.parts.clock.now()));
       this.cancel?.();
       this.cancel = this.parts.timer(wait, () => this.tick());
     });

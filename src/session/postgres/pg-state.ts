@@ -22,6 +22,8 @@ export const STATE_LOCK_CLASS = 1_885_563_460;
  * one writes and the other is told no (undefined).
  */
 export class PgFeatureState implements FeatureStateStore {
+  /** Every gateway on the database reads and writes it. */
+  readonly shared = true;
   private closed = false;
 
   constructor(
