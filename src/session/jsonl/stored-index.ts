@@ -87,12 +87,13 @@ export class StoredIndex {
     this.count(name, before, after);
     if (this.totals) {
       if (this.over()) this.enforce();
-    } else if (this.added.count > this.opts.maxStored || this.added.bytes > this.opts.maxStoredBytes) {
-      // This process alone has put more there than the budget: no need to wait to count.
-      void this.census().then(() => this.enforce());
-    } else {
-      this.cancelTimer ??= this.opts.timer(CENSUS_DELAY_MS, () => void this.census().then(() => this.enforce()));
+      return;
     }
+    // A census under way or due counts this change too, and the budget is applied after it.
+    if (this.changes || this.censusDue) return;
+    // This process alone has put more there than the budget: no need to wait to count.
+    if (this.added.count > this.opts.maxStored || this.added.bytes > this.opts.maxStoredBytes) void this.census();
+    else this.cancelTimer ??= this.opts.timer(CENSUS_DELAY_MS, () => void this.census());
   }
 
   /** A session's files were removed; `before` the size its history file had. */
@@ -155,13 +156,17 @@ export class StoredIndex {
     return this.work;
   }
 
-  /** A census (one at a time: a census asked for while one waits is that one). */
+  /** A census (one at a time: a census asked for while one waits is that one), then the budget applied. */
   private census(): Promise<void> {
     this.cancelTimer?.();
     if (this.closed) return Promise.resolve();
     this.censusDue ??= this.queue(async () => {
-      this.censusDue = undefined;
-      await this.takeCensus();
+      try {
+        await this.takeCensus();
+      } finally {
+        this.censusDue = undefined;
+      }
+      this.enforce();
     });
     return this.censusDue;
   }
