@@ -1,4 +1,4 @@
-import fs, { readdirSync, statSync } from "node:fs";
+import fs, { readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -89,6 +89,52 @@ describe("the session folder's byte budget (session.max_stored_bytes)", () => {
       "removed the stored session agent:main:http:a",
       "removed the stored session agent:main:http:b",
     ]);
+  });
+});
+
+describe("sessions stored before the gateway started, counted in the background", () => {
+  /** `count` sessions of one exchange, as a gateway wrote them, the i-th changed i seconds after the first. */
+  function stored(dir: string, count: number): void {
+    const first = Date.now() / 1000 - count - 10;
+    for (let i = 0; i < count; i++) {
+      const file = path.join(dir, `agent_main_http_old${i}.jsonl`);
+      writeFileSync(
+        file,
+        turn(i)
+          .map((m) => `${JSON.stringify(m)}\n`)
+          .join(""),
+      );
+      utimesSync(file, first + i, first + i);
+    }
+  }
+
+  it("the list of 1,500 sessions stored is the newest first, from one count of the folder that keeps the 1,000 newest only", async () => {
+    const dir = tempDir();
+    stored(dir, 1500);
+    const store = opener(dir).open();
+    await store.append(keyOf("now"), turn(1));
+    const listed = await store.list(1000);
+    expect(listed).toHaveLength(1000);
+    expect(listed.map((s) => s.key)).toEqual([keyOf("now"), ...Array.from({ length: 999 }, (_, i) => keyOf(`old${1499 - i}`))]);
+    expect(listed.every((s) => s.messages === 2)).toBe(true);
+  });
+
+  it("1,100 sessions stored and session.max_stored 1000: once counted, the 101 changed least recently go (the new one stays)", async () => {
+    const dir = tempDir();
+    stored(dir, 1100);
+    const timers = new ManualTimers();
+    const { open, warnings } = opener(dir, { maxStored: 1000, timer: timers.timer });
+    const store = open();
+    await store.append(keyOf("now"), turn(1));
+    timers.fireAll(CENSUS_DELAY_MS);
+    await store.close();
+    const left = historiesIn(dir);
+    expect(left).toHaveLength(1000);
+    expect(left).toContain("agent_main_http_now.jsonl");
+    expect(left).not.toContain("agent_main_http_old100.jsonl");
+    expect(left).toContain("agent_main_http_old101.jsonl");
+    expect(warnings).toHaveLength(101);
+    expect(warnings[0]).toBe(`removed the stored session ${keyOf("old0")}: session.max_stored keeps 1000 sessions, and it was changed least recently`);
   });
 });
 
