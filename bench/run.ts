@@ -1,7 +1,9 @@
 import { benchActingTools } from "./acting-tools.js";
+import { benchDurable } from "./durable.js";
 import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
+import { benchRestart } from "./restart.js";
 import { benchSubagents } from "./subagents.js";
 import { benchTodo } from "./todo.js";
 import { benchTraces } from "./traces.js";
@@ -11,6 +13,7 @@ import { benchTurn } from "./turn.js";
 /** `npm run bench`: every benchmark, one after another, each printing ratios against its own baseline. */
 console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
 await benchFloor();
+await benchDurable();
 await benchTurn();
 await benchTraces();
 await benchActingTools();
@@ -19,3 +22,4 @@ await benchTodo();
 await benchSubagents();
 await benchMemory();
 await benchPersist();
+await benchRestart();

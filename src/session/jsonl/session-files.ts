@@ -58,6 +58,7 @@ export const WALK_SLICE = 256;
 /** O_NOFOLLOW where the platform has it: a history file that is a symlink is refused (ELOOP), never followed. */
 const NOFOLLOW = (constants.O_NOFOLLOW as number | undefined) ?? 0;
 const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | NOFOLLOW;
+const NO_THROW = { throwIfNoEntry: false } as const;
 
 /** Cuts a file to `bytes` through a handle opened without following a symlink (truncate(path) would cut the link's target). */
 async function truncateHere(file: string, bytes: number): Promise<void> {
@@ -77,6 +78,8 @@ export class SessionFiles {
   /** Files being closed after an append (the least recently used past the limit). */
   private closingIdle: Promise<void> = Promise.resolve();
   private readonly journal: Journal;
+  /** The folder's path and a separator: a file's path is this and its name. */
+  private readonly prefix: string;
 
   /** The folder (made if missing, readable by this user only). */
   constructor(
@@ -84,15 +87,16 @@ export class SessionFiles {
     private readonly warn: (message: string) => void = () => {},
   ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.prefix = path.join(dir, path.sep);
     this.journal = new Journal(dir, { syncFile: (name) => this.syncFile(name), syncDir: () => this.syncDir(), warn });
   }
 
   historyFile(name: string): string {
-    return path.join(this.dir, name + HISTORY_EXT);
+    return this.prefix + name + HISTORY_EXT;
   }
 
   private metaFile(name: string): string {
-    return path.join(this.dir, name + META_EXT);
+    return this.prefix + name + META_EXT;
   }
 
   /** Puts back what a crash left in the journal only (journal-replay.ts): once, at start-up, with the folder's lock held. */
@@ -138,8 +142,10 @@ export class SessionFiles {
   private entry(file: string): ScannedHistory | undefined {
     const isTmp = file.endsWith(TMP_EXT);
     if (!isTmp && !file.endsWith(META_EXT) && !file.endsWith(HISTORY_EXT)) return undefined;
-    const full = path.join(this.dir, file);
-    const stats = lstatSync(full, { throwIfNoEntry: false });
+    // A meta file beside its history (nearly every one) needs no more look.
+    if (file.endsWith(META_EXT) && lstatSync(this.historyFile(file.slice(0, -META_EXT.length)), NO_THROW)) return undefined;
+    const full = this.prefix + file;
+    const stats = lstatSync(full, NO_THROW);
     if (!stats?.isFile()) return undefined;
     if (isTmp) {
       const base = file.slice(0, -TMP_EXT.length);
@@ -147,7 +153,6 @@ export class SessionFiles {
       if (name !== undefined && this.isOurName(name)) unlinkSync(full);
     } else if (file.endsWith(META_EXT)) {
       const name = file.slice(0, -META_EXT.length);
-      if (lstatSync(this.historyFile(name), { throwIfNoEntry: false })) return undefined;
       const meta = this.readMetaSync(name);
       if (meta && fileNameOf(meta.key) === name) unlinkSync(full);
     } else {

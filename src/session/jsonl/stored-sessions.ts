@@ -1,4 +1,4 @@
-import { isTransientKey, parseSessionKey } from "../key.js";
+import { parseSessionKey } from "../key.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
 import type { ScannedHistory, SessionFiles } from "./session-files.js";
 
@@ -45,8 +45,8 @@ export async function census(
   want: { newest: number; oldest: number; watch: { has(name: string): boolean } },
 ): Promise<Census> {
   const result: Census = { count: 0, bytes: 0, newest: [], oldest: [], seen: new Map() };
-  let newest: ScannedHistory[] = [];
-  let oldest: ScannedHistory[] = [];
+  const newest = new Best(want.newest, (a, b) => b.mtimeMs - a.mtimeMs);
+  const oldest = new Best(want.oldest, (a, b) => a.mtimeMs - b.mtimeMs);
   for await (const slice of files.walk()) {
     for (const file of slice) {
       if (want.watch.has(file.name)) result.seen.set(file.name, file.bytes);
@@ -54,19 +54,40 @@ export async function census(
       if (key === null) continue;
       result.count++;
       result.bytes += file.bytes;
-      if (want.newest > 0) newest = kept(newest, file, want.newest, (a, b) => b.mtimeMs - a.mtimeMs);
-      if (want.oldest > 0) oldest = kept(oldest, file, want.oldest, (a, b) => a.mtimeMs - b.mtimeMs);
+      newest.offer(file);
+      oldest.offer(file);
     }
   }
-  result.newest = ordered(files, newest.sort((a, b) => b.mtimeMs - a.mtimeMs).slice(0, want.newest));
-  result.oldest = ordered(files, oldest.sort((a, b) => a.mtimeMs - b.mtimeMs).slice(0, want.oldest));
+  result.newest = ordered(files, newest.take());
+  result.oldest = ordered(files, oldest.take());
   return result;
 }
 
-/** `list` with `file` added, cut back to the `size` first by `order` once it holds twice that. */
-function kept(list: ScannedHistory[], file: ScannedHistory, size: number, order: (a: ScannedHistory, b: ScannedHistory) => number): ScannedHistory[] {
-  list.push(file);
-  return list.length < 2 * size ? list : list.sort(order).slice(0, size);
+/**
+ * The `size` first of what it is offered, by `order`, holding at most
+ * twice that: once it has been cut back, only what beats the last one kept
+ * gets in (so few of the files walked outlive their slice).
+ */
+class Best {
+  private list: ScannedHistory[] = [];
+  private bar: ScannedHistory | undefined;
+
+  constructor(
+    private readonly size: number,
+    private readonly order: (a: ScannedHistory, b: ScannedHistory) => number,
+  ) {}
+
+  offer(file: ScannedHistory): void {
+    if (this.size <= 0 || (this.bar && this.order(file, this.bar) >= 0)) return;
+    this.list.push(file);
+    if (this.list.length < 2 * this.size) return;
+    this.list = this.take();
+    this.bar = this.list.at(-1);
+  }
+
+  take(): ScannedHistory[] {
+    return this.list.sort(this.order).slice(0, this.size);
+  }
 }
 
 /** The session a history file holds, or null when it holds none of this gateway's (warned) or a subagent's. */
@@ -82,11 +103,13 @@ function keyOf(files: SessionFiles, file: ScannedHistory, warn: (message: string
     return null;
   }
   // A name that decodes to no session key is another program's file: not listed, not evicted, not touched.
-  if (parseSessionKey(key) === null) {
+  const parts = parseSessionKey(key);
+  if (parts === null) {
     warn(`${files.historyFile(file.name)}: not a session file of this gateway (its name is no session key); left alone`);
     return null;
   }
-  return isTransientKey(key) ? null : key;
+  // A subagent's or one message's session is never written: a file of one is not this gateway's either.
+  return parts.subagents.length > 0 || parts.chatId.startsWith("!") ? null : key;
 }
 
 /** The sessions of `found`, each with its key and time (a meta file's for times too close to tell apart), oldest change first. */
