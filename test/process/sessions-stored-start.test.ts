@@ -14,8 +14,9 @@ const STORED = 10_000;
 /**
  * Loaded into the gateway with --import: counts the file system calls
  * naming a path in WATCH_DIR (the session folder), and on SIGUSR2 prints
- * how many there had been when the journal was first opened (start-up and
- * the first turn, up to its write) and the heap's live bytes after a full GC.
+ * how many there had been when the file FIRST_FILE was opened for writing
+ * (start-up, and the first turn up to its write) and the heap's live bytes
+ * after a full GC.
  */
 const COUNTING = `data:text/javascript,${encodeURIComponent(`
 import fs from "node:fs";
@@ -23,14 +24,14 @@ import fsp from "node:fs/promises";
 import { syncBuiltinESMExports } from "node:module";
 const dir = process.env.WATCH_DIR;
 let calls = 0;
-let atJournal;
+let atWrite;
 const wrap = (owner, name) => {
   const original = owner[name];
   owner[name] = function (file, ...rest) {
     const named = typeof file === "string" ? file : file instanceof URL ? file.pathname : "";
     if (named.startsWith(dir)) {
       calls++;
-      if (atJournal === undefined && named.endsWith("picoclaw.journal.0")) atJournal = calls;
+      if (atWrite === undefined && owner === fsp && name === "open" && named === process.env.FIRST_FILE) atWrite = calls;
     }
     return original.call(this, file, ...rest);
   };
@@ -41,7 +42,7 @@ syncBuiltinESMExports();
 process.on("SIGUSR2", () => {
   gc();
   gc();
-  process.stderr.write("fs calls " + atJournal + " heap " + process.memoryUsage().heapUsed + "\\n");
+  process.stderr.write("fs calls " + atWrite + " heap " + process.memoryUsage().heapUsed + "\\n");
 });
 `)}`;
 
@@ -63,7 +64,14 @@ function projectWith(count: number): { project: string; sessions: string } {
 async function startAndTurn(project: string, sessions: string): Promise<{ calls: number; heap: number }> {
   const child = spawn(process.execPath, ["--expose-gc", "--import", COUNTING, path.join(root, "dist", "main.js"), "gateway"], {
     cwd: project,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "warn", WATCH_DIR: sessions },
+    env: {
+      ...process.env,
+      PICOCLAW_CONFIG: "",
+      PICOCLAW_GATEWAY_PORT: "0",
+      PICOCLAW_LOG_LEVEL: "warn",
+      WATCH_DIR: sessions,
+      FIRST_FILE: path.join(sessions, `${fileNameOf("agent:main:http:first")}.jsonl`),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   onTestFinished(() => {

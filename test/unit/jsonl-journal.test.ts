@@ -1,9 +1,11 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { ChatMessage } from "../../src/models/message.js";
 import { fileNameOf } from "../../src/session/jsonl/file-names.js";
 import { JOURNAL_FILES, Journal } from "../../src/session/jsonl/journal.js";
+import { HEAD_BYTES } from "../../src/session/jsonl/journal-records.js";
 import { JsonlHistoryStore, type JsonlHistoryOptions } from "../../src/session/jsonl/jsonl-store.js";
 import { LOCK_FILE } from "../../src/session/jsonl/dir-lock.js";
 import { tempDir } from "../support/project.js";
@@ -68,6 +70,12 @@ describe("the session folder's journal", () => {
     expect(await reread(after, keyOf(1))).toEqual([...turn(1), ...turn(2), ...turn(3)]);
     expect(await reread(after, keyOf(2))).toEqual(turn(9));
     expect(warnings).toEqual([`${copy}: 3 turn(s) a crash had left out of their session files were put back from the journal`]);
+    // Replayed, the journal went; the new one holds only its head.
+    await waitFor(
+      "the new journal's head",
+      () => existsSync(path.join(copy, JOURNAL_FILES[0])) && statSync(path.join(copy, JOURNAL_FILES[0])).size === HEAD_BYTES,
+    );
+    await after.close();
     expect(readdirSync(copy).filter((f) => f.startsWith("picoclaw.journal"))).toEqual([]);
   });
 
@@ -161,14 +169,29 @@ describe("the session folder's journal", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it("a turn whose journal write fails is not kept: the turn gets the error naming the journal, the session file is cut back, and the next turn works", async () => {
+  it("a turn whose journal write fails (a full disk) is not kept: the turn gets the error naming the journal, the session file is cut back, and the next turn works", async () => {
     const dir = tempDir();
     const store = opener(dir).open();
     await store.append(keyOf(1), turn(1));
     await store.close();
     const again = opener(dir).open();
-    // The journal cannot be made: its name taken by a folder.
-    mkdirSync(path.join(dir, JOURNAL_FILES[0]));
+    // The journal's next write fails as on a full disk (the file layer's own write, made to fail once).
+    const probe = await open(path.join(dir, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { write(...args: unknown[]): Promise<unknown> };
+    await probe.close();
+    rmSync(path.join(dir, "probe"));
+    const write = proto.write;
+    let failures = 1;
+    proto.write = function (this: { fd: number }, ...args: unknown[]) {
+      if (failures > 0 && readlinkSync(`/proc/self/fd/${this.fd}`).endsWith(JOURNAL_FILES[0])) {
+        failures--;
+        return Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
+      }
+      return write.apply(this, args);
+    };
+    onTestFinished(() => {
+      proto.write = write;
+    });
     await expect(again.append(keyOf(1), turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(JOURNAL_FILES[0]) });
     expect(readFileSync(historyFile(dir, keyOf(1)), "utf8")).toBe(
       turn(1)
@@ -176,7 +199,6 @@ describe("the session folder's journal", () => {
         .join(""),
     );
     expect(await reread(again, keyOf(1))).toEqual(turn(1));
-    rmSync(path.join(dir, JOURNAL_FILES[0]), { recursive: true });
     await again.append(keyOf(1), turn(3));
     expect(await reread(again, keyOf(1))).toEqual([...turn(1), ...turn(3)]);
   });

@@ -59,8 +59,8 @@ interface Segment {
   handle: FileHandle | undefined;
   /** Bytes written and synced. */
   bytes: number;
-  /** Its entry in the folder is durable. */
-  listed: boolean;
+  /** Made ready (opened, its head written, listed in the folder): once, before its first batch. */
+  opening: Promise<FileHandle> | undefined;
   /** Session files it has records of. */
   names: Set<string>;
 }
@@ -135,20 +135,37 @@ export class Journal {
     }
   }
 
+  /** Makes the segment being written ready before a turn needs it (made, its head written and synced, its entry in the folder synced). */
+  prepare(): void {
+    this.opened(this.current).catch(() => {});
+  }
+
+  private opened(segment: Segment): Promise<FileHandle> {
+    segment.opening ??= (async () => {
+      segment.handle ??= await open(segment.file, SEGMENT_FLAGS, 0o600);
+      if (segment.bytes === 0) {
+        const head = encodeRecord(RecordKind.Segment, "", segment.seq);
+        await writeAll(segment.handle, head, 0);
+        segment.bytes = head.length;
+      }
+      await this.files.syncDir();
+      return segment.handle;
+    })();
+    // One that failed is tried again by the next write.
+    segment.opening.catch(() => {
+      segment.opening = undefined;
+    });
+    return segment.opening;
+  }
+
   private async write(batch: Waiting[]): Promise<void> {
     const segment = this.current;
-    const start = segment.bytes;
-    const parts = batch.map((waiting) => waiting.record);
-    if (start === 0) parts.unshift(encodeRecord(RecordKind.Segment, "", segment.seq));
-    const data = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+    let start = segment.bytes;
+    const data = batch.length === 1 ? batch[0]!.record : Buffer.concat(batch.map((waiting) => waiting.record));
     try {
-      segment.handle ??= await open(segment.file, SEGMENT_FLAGS, 0o600);
-      for (let done = 0; done < data.length; ) done += (await segment.handle.write(data, done, data.length - done, start + done)).bytesWritten;
-      if (DSYNC === undefined) await segment.handle.datasync();
-      if (!segment.listed) {
-        await this.files.syncDir();
-        segment.listed = true;
-      }
+      const handle = await this.opened(segment);
+      start = segment.bytes;
+      await writeAll(handle, data, start);
     } catch (error) {
       await this.undo(segment, start, error);
       const failure = new StorageError("write", segment.file, error);
@@ -181,6 +198,7 @@ export class Journal {
       if (this.current.bytes < SEGMENT_BYTES) return;
       this.older = this.current;
       this.current = this.segment(this.older.seq + 1);
+      this.prepare();
     }
     const older = this.older;
     this.checkpointing = this.checkpoint(older).then(
@@ -220,6 +238,7 @@ export class Journal {
       await this.checkpointing;
     }
     this.closed = true;
+    await this.current.opening?.catch(() => {});
     // The older first: the newer may hold the Retire records that keep the older's from being replayed.
     for (const segment of [this.older, this.current]) {
       if (!segment?.handle && !segment?.names.size) continue;
@@ -233,6 +252,12 @@ export class Journal {
   }
 
   private segment(seq: number): Segment {
-    return { seq, file: path.join(this.dir, JOURNAL_FILES[seq % 2]!), handle: undefined, bytes: 0, listed: false, names: new Set() };
+    return { seq, file: path.join(this.dir, JOURNAL_FILES[seq % 2]!), handle: undefined, bytes: 0, opening: undefined, names: new Set() };
   }
+}
+
+/** Writes all of `data` at `position`; durable once it resolves (O_DSYNC, or a sync after it where the platform has none). */
+async function writeAll(handle: FileHandle, data: Buffer, position: number): Promise<void> {
+  for (let done = 0; done < data.length; ) done += (await handle.write(data, done, data.length - done, position + done)).bytesWritten;
+  if (DSYNC === undefined) await handle.datasync();
 }

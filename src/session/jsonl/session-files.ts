@@ -99,7 +99,7 @@ export class SessionFiles {
     return this.prefix + name + META_EXT;
   }
 
-  /** Puts back what a crash left in the journal only (journal-replay.ts): once, at start-up, with the folder's lock held. */
+  /** Puts back what a crash left in the journal (journal-replay.ts), then readies the journal: once, at start-up, with the folder's lock held. */
   recover(): void {
     replayJournal({
       dir: this.dir,
@@ -107,6 +107,8 @@ export class SessionFiles {
       nameSync: (name, key) => this.nameSync(name, key),
       warn: this.warn,
     });
+    // The journal made ready now, beside start-up: the first turn does not wait for it.
+    this.journal.prepare();
   }
 
   /**
