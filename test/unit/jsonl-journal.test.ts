@@ -46,6 +46,26 @@ function afterPowerCut(dir: string): string {
   return copy;
 }
 
+/** Makes the next write to a file whose path ends with `suffix` fail as on a full disk (the file layer's own FileHandle write), until the test ends. */
+async function failNextWrite(dir: string, suffix: string): Promise<void> {
+  const probe = await open(path.join(dir, "probe"), "w");
+  const proto = Object.getPrototypeOf(probe) as { write(...args: unknown[]): Promise<unknown> };
+  await probe.close();
+  rmSync(path.join(dir, "probe"));
+  const write = proto.write;
+  let failures = 1;
+  proto.write = function (this: { fd: number }, ...args: unknown[]) {
+    if (failures > 0 && readlinkSync(`/proc/self/fd/${this.fd}`).endsWith(suffix)) {
+      failures--;
+      return Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
+    }
+    return write.apply(this, args);
+  };
+  onTestFinished(() => {
+    proto.write = write;
+  });
+}
+
 describe("the session folder's journal", () => {
   it("a power cut that loses what the session files were given since their last sync loses no acknowledged turn: the journal puts it back", async () => {
     const dir = tempDir();
@@ -157,15 +177,25 @@ describe("the session folder's journal", () => {
     const syncedFiles: string[] = [];
     const journal = new Journal(dir, { syncFile: async (name) => void syncedFiles.push(name), syncDir: async () => {}, warn: () => {} });
     const first = journal.append("agent_main_http_first", 0, Buffer.from("x\n"));
-    // All of these arrive while the first one's sync runs.
+    // The first batch is being written and synced now (its end is seen no sooner than the loop's next poll).
+    await new Promise((resolve) => setImmediate(resolve));
     const rest = Array.from({ length: 20 }, (_, i) => journal.append(`agent_main_http_s${i}`, 0, Buffer.from(`line ${i}\n`)));
     await first;
     expect(journal.syncs).toBe(1);
     await Promise.all(rest);
     expect(journal.syncs).toBe(2);
+    // Appends made at the same moment are one batch, one sync.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => journal.append(`agent_main_http_t${i}`, 0, Buffer.from(`line ${i}\n`))));
+    expect(journal.syncs).toBe(3);
     await journal.close();
     // The clean stop syncs every file the journal had records of, then leaves no journal.
-    expect(syncedFiles.sort()).toEqual(["agent_main_http_first", ...Array.from({ length: 20 }, (_, i) => `agent_main_http_s${i}`)].sort());
+    expect(syncedFiles.sort()).toEqual(
+      [
+        "agent_main_http_first",
+        ...Array.from({ length: 20 }, (_, i) => `agent_main_http_s${i}`),
+        ...Array.from({ length: 10 }, (_, i) => `agent_main_http_t${i}`),
+      ].sort(),
+    );
     expect(readdirSync(dir)).toEqual([]);
   });
 
@@ -175,23 +205,8 @@ describe("the session folder's journal", () => {
     await store.append(keyOf(1), turn(1));
     await store.close();
     const again = opener(dir).open();
-    // The journal's next write fails as on a full disk (the file layer's own write, made to fail once).
-    const probe = await open(path.join(dir, "probe"), "w");
-    const proto = Object.getPrototypeOf(probe) as { write(...args: unknown[]): Promise<unknown> };
-    await probe.close();
-    rmSync(path.join(dir, "probe"));
-    const write = proto.write;
-    let failures = 1;
-    proto.write = function (this: { fd: number }, ...args: unknown[]) {
-      if (failures > 0 && readlinkSync(`/proc/self/fd/${this.fd}`).endsWith(JOURNAL_FILES[0])) {
-        failures--;
-        return Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
-      }
-      return write.apply(this, args);
-    };
-    onTestFinished(() => {
-      proto.write = write;
-    });
+    // The journal's next write fails as on a full disk.
+    await failNextWrite(dir, JOURNAL_FILES[0]);
     await expect(again.append(keyOf(1), turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(JOURNAL_FILES[0]) });
     expect(readFileSync(historyFile(dir, keyOf(1)), "utf8")).toBe(
       turn(1)
@@ -201,6 +216,20 @@ describe("the session folder's journal", () => {
     expect(await reread(again, keyOf(1))).toEqual(turn(1));
     await again.append(keyOf(1), turn(3));
     expect(await reread(again, keyOf(1))).toEqual([...turn(1), ...turn(3)]);
+  });
+
+  it("a turn whose session file write fails while its journal record was synced is not kept, even after a power cut: the record is disowned", async () => {
+    const dir = tempDir();
+    const store = opener(dir).open();
+    await store.append(keyOf(1), turn(1));
+    await failNextWrite(dir, `${fileNameOf(keyOf(1))}.jsonl`);
+    await expect(store.append(keyOf(1), turn(2))).rejects.toMatchObject({ code: "storage_failed" });
+    expect(await reread(store, keyOf(1))).toEqual(turn(1));
+    const copy = afterPowerCut(dir);
+    const after = opener(copy).open();
+    expect(await reread(after, keyOf(1))).toEqual(turn(1));
+    await store.append(keyOf(1), turn(3));
+    expect(await reread(store, keyOf(1))).toEqual([...turn(1), ...turn(3)]);
   });
 
   it("a journal file that is not a file (a symlink planted at its name) stops start-up, naming it", () => {

@@ -121,9 +121,19 @@ export class Journal {
     });
   }
 
+  /** From now on every append fails: a record that must not be replayed could not be disowned. */
+  refuse(error: unknown): void {
+    this.broken ??= error;
+    this.files.warn(
+      `${this.current.file}: a turn that failed could not be struck from the journal (${messageOf(error)}); no turn is kept until the gateway restarts`,
+    );
+  }
+
   /** Writes and syncs what waits, batch after batch, until nothing does. */
   private async flush(): Promise<void> {
     try {
+      // Records added by the same turn of the event loop go in the first batch together.
+      await Promise.resolve();
       while (this.queue.length > 0) {
         const batch = this.queue;
         this.queue = [];

@@ -204,31 +204,56 @@ export class SessionFiles {
 
   /**
    * Adds `text` at the end of the history file, and resolves once it is
-   * durable: one write to the file (no sync), the same bytes to the
-   * journal, whose sync is shared with every other append written
-   * meanwhile. A new file needs no folder sync first: after a crash the
-   * journal makes it again. On failure the file is cut back to
-   * `previousBytes`, so no half-written line is left for the next append.
+   * durable: one write to the file (no sync) and, side by side with it, the
+   * same bytes to the journal, whose sync is shared with every other append
+   * written meanwhile. A new file needs no folder sync first: after a crash
+   * the journal makes it again. On failure the file is cut back to
+   * `previousBytes`, so no half-written line is left for the next append,
+   * and a journal record of a write the file did not take is disowned.
    * `key` is the session's (the journal keeps it for a shortened name).
    */
   async append(name: string, text: string, previousBytes: number, key: string): Promise<void> {
     const file = this.historyFile(name);
     const data = Buffer.from(text, "utf8");
-    let kept: OpenFile | undefined;
+    let kept: OpenFile;
     try {
       kept = await this.openFile(name);
-      kept.busy++;
-      for (let offset = 0; offset < data.length; ) offset += (await kept.handle.write(data, offset)).bytesWritten;
-      await this.journal.append(name, previousBytes, data, name.includes("~~") ? key : "");
     } catch (error) {
-      if (kept) kept.busy--;
-      await this.closeHandle(name);
-      await truncateHere(file, previousBytes).catch(() => {});
-      throw error instanceof StorageError ? error : new StorageError("write", file, error);
+      throw new StorageError("write", file, error);
     }
+    kept.busy++;
+    const journaled = this.journal.append(name, previousBytes, data, name.includes("~~") ? key : "");
+    const failures: unknown[] = [];
+    try {
+      for (let offset = 0; offset < data.length; ) offset += (await kept.handle.write(data, offset)).bytesWritten;
+    } catch (error) {
+      failures.push(error);
+    }
+    const journalFailed = await journaled.then(
+      () => false,
+      (error: unknown) => failures.push(error) > 0,
+    );
     kept.busy--;
-    // The turn's messages are on the disk: closing files used least recently need not delay its answer.
-    this.closingIdle = this.closeIdle();
+    if (failures.length === 0) {
+      // The turn's messages are on the disk: closing files used least recently need not delay its answer.
+      this.closingIdle = this.closeIdle();
+      return;
+    }
+    await this.closeHandle(name);
+    await truncateHere(file, previousBytes).catch(() => {});
+    if (!journalFailed) await this.disown(name);
+    const error = failures[0];
+    throw error instanceof StorageError ? error : new StorageError("write", file, error);
+  }
+
+  /** The journal holds a record of a write the file did not take (cut back since): the file synced as it is, and the journal told to replay nothing before now into it. */
+  private async disown(name: string): Promise<void> {
+    try {
+      await this.syncFile(name);
+      await this.journal.retire(name);
+    } catch (error) {
+      this.journal.refuse(error);
+    }
   }
 
   /** Syncs a history file's data (the journal's checkpoint); nothing when it is gone. */
