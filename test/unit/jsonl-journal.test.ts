@@ -1,5 +1,6 @@
-import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import fs, { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { ChatMessage } from "../../src/models/message.js";
@@ -46,23 +47,37 @@ function afterPowerCut(dir: string): string {
   return copy;
 }
 
-/** Makes the next write to a file whose path ends with `suffix` fail as on a full disk (the file layer's own FileHandle write), until the test ends. */
+/**
+ * Makes the next write to a file whose path ends with `suffix` fail as on a
+ * full disk: the file layer's own writes (node's `fs.writeSync`, and a
+ * FileHandle's `write`), until the test ends.
+ */
 async function failNextWrite(dir: string, suffix: string): Promise<void> {
+  let failures = 1;
+  const fails = (fd: number) => {
+    if (failures === 0 || !readlinkSync(`/proc/self/fd/${fd}`).endsWith(suffix)) return false;
+    failures--;
+    return true;
+  };
+  const full = () => Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
   const probe = await open(path.join(dir, "probe"), "w");
   const proto = Object.getPrototypeOf(probe) as { write(...args: unknown[]): Promise<unknown> };
   await probe.close();
   rmSync(path.join(dir, "probe"));
   const write = proto.write;
-  let failures = 1;
   proto.write = function (this: { fd: number }, ...args: unknown[]) {
-    if (failures > 0 && readlinkSync(`/proc/self/fd/${this.fd}`).endsWith(suffix)) {
-      failures--;
-      return Promise.reject(Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }));
-    }
-    return write.apply(this, args);
+    return fails(this.fd) ? Promise.reject(full()) : write.apply(this, args);
   };
+  const writeSync = fs.writeSync;
+  (fs as { writeSync: unknown }).writeSync = (fd: number, ...args: unknown[]) => {
+    if (fails(fd)) throw full();
+    return (writeSync as (...all: unknown[]) => number)(fd, ...args);
+  };
+  syncBuiltinESMExports();
   onTestFinished(() => {
     proto.write = write;
+    (fs as { writeSync: unknown }).writeSync = writeSync;
+    syncBuiltinESMExports();
   });
 }
 
