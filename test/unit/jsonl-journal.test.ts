@@ -220,7 +220,9 @@ describe("the session folder's journal", () => {
     await store.append(keyOf(1), turn(1));
     await store.close();
     const again = opener(dir).open();
-    // The journal's next write fails as on a full disk.
+    // Once the journal is ready (its head written at start-up), its next write fails as on a full disk.
+    const journal = path.join(dir, JOURNAL_FILES[0]);
+    await waitFor("the journal's head", () => existsSync(journal) && statSync(journal).size === HEAD_BYTES);
     await failNextWrite(dir, JOURNAL_FILES[0]);
     await expect(again.append(keyOf(1), turn(2))).rejects.toMatchObject({ code: "storage_failed", message: expect.stringContaining(JOURNAL_FILES[0]) });
     expect(readFileSync(historyFile(dir, keyOf(1)), "utf8")).toBe(
@@ -252,6 +254,8 @@ describe("the session folder's journal", () => {
     const elsewhere = path.join(tempDir(), "elsewhere");
     writeFileSync(elsewhere, "");
     symlinkSync(elsewhere, path.join(dir, JOURNAL_FILES[1]));
-    expect(() => opener(dir).open()).toThrow(/picoclaw\.journal\.1 is not a file/);
+    expect(() => opener(dir).open()).toThrow(
+      expect.objectContaining({ code: "sessions_unusable", message: expect.stringContaining(`${path.join(dir, JOURNAL_FILES[1])} is not a file`) }),
+    );
   });
 });

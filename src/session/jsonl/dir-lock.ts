@@ -130,8 +130,10 @@ function describe(owner: LockOwner): string {
 }
 
 /**
- * Takes the folder's lock for this process, or throws SessionDirBusyError.
- * `now` stamps the lock's `started_at`.
+ * Takes the folder's lock for this process, or throws SessionDirBusyError;
+ * when the disk is full or read-only, the system's error as it is (the
+ * caller names the folder), with no lock file left half-written. `now`
+ * stamps the lock's `started_at`.
  */
 export function lockDir(dir: string, now: () => number = Date.now): DirLock {
   const file = path.join(dir, LOCK_FILE);

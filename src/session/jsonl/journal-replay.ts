@@ -2,6 +2,7 @@ import { closeSync, constants, fdatasyncSync, fstatSync, fsyncSync, lstatSync, o
 import path from "node:path";
 import { JOURNAL_FILES } from "./journal.js";
 import { type JournalRecord, RecordKind, decodeRecords } from "./journal-records.js";
+import { SessionDirUnusableError } from "./storage-error.js";
 
 const NOFOLLOW = (constants.O_NOFOLLOW as number | undefined) ?? 0;
 /** The characters of a session file's name (file-names.ts): a record naming anything else is not replayed. */
@@ -87,7 +88,7 @@ function readSegments(files: ReplayFiles): JournalRecord[] {
     const file = path.join(files.dir, name);
     const stats = lstatSync(file, { throwIfNoEntry: false });
     if (!stats) continue;
-    if (!stats.isFile()) throw new Error(`${file} is not a file (the gateway keeps its journal there): remove it`);
+    if (!stats.isFile()) throw new SessionDirUnusableError(files.dir, new Error(`${file} is not a file, and the gateway keeps its journal there: remove it`));
     const fd = openSync(file, constants.O_RDONLY | NOFOLLOW);
     let data: Buffer;
     try {
