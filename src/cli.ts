@@ -147,8 +147,9 @@ export async function runCli(io: CliIO): Promise<number> {
     }
     if (error instanceof UsageError) return usageFailed(error, io);
     io.stderr(redact(`picoclaw: ${error instanceof PicoclawError ? `${error.code}: ` : ""}${messageOf(error)}`));
-    // A bad request (an unknown agent, a bad session) or set-up (a session folder another gateway owns) is a usage error; anything else is work that failed.
-    return error instanceof PicoclawError && (error.fault === "user" || error.code === "sessions_locked") ? 2 : 1;
+    // A bad request (an unknown agent, a bad session) or set-up (a session folder another gateway owns, or one it cannot use:
+    // a full disk) is a usage error; anything else is work that failed.
+    return error instanceof PicoclawError && (error.fault === "user" || error.code === "sessions_locked" || error.code === "sessions_unusable") ? 2 : 1;
   }
 }
 

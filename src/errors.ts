@@ -31,6 +31,7 @@ export type ErrorCode =
   | "aborted"
   | "turn_timeout"
   | "sessions_locked"
+  | "sessions_unusable"
   | "storage_failed"
   | "store_unavailable"
   | "too_many_streams"

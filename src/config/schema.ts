@@ -103,6 +103,11 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
       max_stored: int(1, 10_000_000)
         .default(100_000)
         .describe("Sessions kept on disk at most (store jsonl); past it the session changed least recently is removed, with a log line."),
+      max_stored_bytes: int(64 * KiB, 1024 * 1024 * MiB)
+        .default(2048 * MiB)
+        .describe(
+          "Bytes the session folder's histories hold at most, all sessions together (store jsonl: the JSONL files' sizes); past it the sessions changed least recently are removed, with a log line each.",
+        ),
       max_sessions: int(1, 10_000_000)
         .default(10_000)
         .describe(

@@ -26,6 +26,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   aborted: 503,
   turn_timeout: 504,
   sessions_locked: 500,
+  sessions_unusable: 500,
   storage_failed: 500,
   store_unavailable: 503,
   too_many_streams: 503,

@@ -30,6 +30,7 @@ export const jsonlStore: SessionStoreAdapter = {
       dir,
       ...historyLimits(config),
       maxStored: config.session.max_stored,
+      maxStoredBytes: config.session.max_stored_bytes,
       maxDiskReads: config.session.max_disk_reads,
       warn: (message) => logger.warn(message),
     });

@@ -155,11 +155,18 @@ function runtimeRoomOf(file: string): RuntimeRoom {
 
 /**
  * The only files below the runtime that use the file system: the session folder's
- * files (histories and meta files, appended, rewritten, removed; features' state
- * files, rewritten whole) and its lock. The JSONL store itself
+ * files (histories and meta files, appended, rewritten, removed; the journal that
+ * makes appends durable, and its replay; features' state files, rewritten whole)
+ * and its lock. The JSONL store itself
  * (session/jsonl/jsonl-store.ts, jsonl-state.ts) goes through them.
  */
-const SESSION_FOLDER_FILES = ["session/jsonl/session-files.ts", "session/jsonl/state-files.ts", "session/jsonl/dir-lock.ts"];
+const SESSION_FOLDER_FILES = [
+  "session/jsonl/session-files.ts",
+  "session/jsonl/journal.ts",
+  "session/jsonl/journal-replay.ts",
+  "session/jsonl/state-files.ts",
+  "session/jsonl/dir-lock.ts",
+];
 
 /** Packages and globals that tie code to one place, and the rooms (or files) allowed to use them. */
 const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: (file: string) => boolean; why: string }[] = [
@@ -201,7 +208,7 @@ const PLACES: { name: string; matches: (specifier: string) => boolean; allowed: 
       "an agent's files go through its workspace (workspace/), the confined file system; " +
       "exec, which starts processes, looks at the paths a command names, the system folders its sandbox shows and /proc for what a command left running; " +
       "skills reads the SKILL.md files of the operator's skill folders ($PICOCLAW_HOME/skills, the built-in ones; a workspace's go through the workspace); " +
-      "the one exception is the session folder of store jsonl, whose files only session/jsonl/session-files.ts and state-files.ts touch and whose lock only session/jsonl/dir-lock.ts holds",
+      "the one exception is the session folder of store jsonl, whose files only session/jsonl/session-files.ts, its journal (journal.ts, journal-replay.ts) and state-files.ts touch and whose lock only session/jsonl/dir-lock.ts holds",
   },
 ];
 

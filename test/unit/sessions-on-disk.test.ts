@@ -43,7 +43,13 @@ describe("sessions on disk, through the gateway", () => {
     expect(await history(h)).toEqual(before);
     expect((await h.chat({ message: "after", session: "s1" })).status).toBe(200);
     expect((await history(h)).map((m) => m.content)).toEqual([...before.map((m) => m.content), "after", expect.stringMatching(/^You said: after/)]);
-    expect(readdirSync(path.join(h.dir, "sessions")).sort()).toEqual(["agent_main_http_s1.jsonl", "agent_main_http_s1.meta.json", "picoclaw.lock"]);
+    // While it runs, the gateway's journal is there too (a clean stop removes it).
+    expect(readdirSync(path.join(h.dir, "sessions")).sort()).toEqual([
+      "agent_main_http_s1.jsonl",
+      "agent_main_http_s1.meta.json",
+      "picoclaw.journal.0",
+      "picoclaw.lock",
+    ]);
   });
 
   it("/clear and /new survive a restart: the session is empty after it", async () => {
@@ -182,6 +188,6 @@ describe("sessions on disk, through the gateway", () => {
     expect(h.runtime.sessionKeys().some((key) => key.includes(":subagent:"))).toBe(true);
     await h.chat({ message: "/clear", session: "s1" });
     expect(h.runtime.sessionKeys()).toEqual([]);
-    expect(readdirSync(path.join(h.dir, "sessions"))).toEqual(["picoclaw.lock"]);
+    expect(readdirSync(path.join(h.dir, "sessions")).sort()).toEqual(["picoclaw.journal.0", "picoclaw.lock"]);
   });
 });

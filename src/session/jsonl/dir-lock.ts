@@ -130,8 +130,10 @@ function describe(owner: LockOwner): string {
 }
 
 /**
- * Takes the folder's lock for this process, or throws SessionDirBusyError.
- * `now` stamps the lock's `started_at`.
+ * Takes the folder's lock for this process, or throws SessionDirBusyError;
+ * when the disk is full or read-only, the system's error as it is (the
+ * caller names the folder), with no lock file left half-written. `now`
+ * stamps the lock's `started_at`.
  */
 export function lockDir(dir: string, now: () => number = Date.now): DirLock {
   const file = path.join(dir, LOCK_FILE);
@@ -144,9 +146,10 @@ export function lockDir(dir: string, now: () => number = Date.now): DirLock {
     try {
       fd = openSync(file, "wx", 0o644);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
-        throw new SessionDirBusyError(dir, undefined, `cannot create ${file} (${messageOf(error)})`);
-      }
+      const code = (error as NodeJS.ErrnoException).code;
+      // A full or read-only disk is no owner's doing: the caller names the folder and says so.
+      if (code === "ENOSPC" || code === "EDQUOT" || code === "EROFS") throw error;
+      if (code !== "EEXIST") throw new SessionDirBusyError(dir, undefined, `cannot create ${file} (${messageOf(error)})`);
       const owner = readOwner(file);
       if (owner && owner.host !== me.host) {
         throw new SessionDirBusyError(
@@ -175,9 +178,13 @@ export function lockDir(dir: string, now: () => number = Date.now): DirLock {
     }
     try {
       writeSync(fd, `${JSON.stringify(me)}\n`);
-    } finally {
+    } catch (error) {
+      // No lock half-written (a full disk): the folder is left as it was.
       closeSync(fd);
+      unlinkSync(file);
+      throw error;
     }
+    closeSync(fd);
     const key = path.resolve(dir);
     held.add(key);
     return {

@@ -16,6 +16,8 @@ import { createHash } from "node:crypto";
 export const MAX_NAME = 200;
 
 const KEPT = /^[a-z0-9-]$/;
+/** A name of kept characters and `_` only. */
+const PLAIN = /^[a-z0-9_-]+$/;
 
 /** The file name (without extension) of a session key. */
 export function fileNameOf(key: string): string {
@@ -35,6 +37,8 @@ export function fileNameOf(key: string): string {
 
 /** The key a file name encodes, or null when it encodes none (a hashed name, or a file that is not ours). */
 export function keyOfFileName(name: string): string | null {
+  // Most names hold no escaped character: each of theirs stands for itself, and `_` for `:`.
+  if (PLAIN.test(name)) return name.replaceAll("_", ":");
   if (name.includes("~~") || name === "~") return null;
   const bytes: number[] = [];
   for (let i = 0; i < name.length; i++) {

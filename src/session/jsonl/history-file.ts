@@ -77,7 +77,7 @@ export interface FileState {
 }
 
 /**
- * Writes a session's change to its file, and notes what the file now is:
+ * Writes a session's change to its file (the session `key`'s), and notes what the file now is:
  * the `appended` messages at its end, or (when there are none to append,
  * the file does not match memory, or it would grow past twice the
  * session's limits) the whole of what the session keeps, anew.
@@ -85,6 +85,7 @@ export interface FileState {
 export async function writeChange(
   files: SessionFiles,
   name: string,
+  key: string,
   state: FileState,
   kept: readonly ChatMessage[],
   appended: readonly ChatMessage[] | undefined,
@@ -95,7 +96,7 @@ export async function writeChange(
     const bytes = state.fileBytes + Buffer.byteLength(lines);
     const count = (state.fileLines ?? 0) + appended.length;
     if (bytes <= 2 * limits.maxBytes && count <= 2 * limits.maxMessages) {
-      await files.append(name, lines, state.fileBytes);
+      await files.append(name, lines, state.fileBytes, key);
       state.fileBytes = bytes;
       state.fileLines = count;
       return;

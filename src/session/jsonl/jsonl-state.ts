@@ -1,6 +1,6 @@
 import { DEFAULT_STATE_LIMITS, type FeatureStateStore, type StateEntry, type StateLimits, StateNamespace } from "../feature-state.js";
 import { KeyQueue } from "../key-queue.js";
-import { StorageError } from "./session-files.js";
+import { StorageError } from "./storage-error.js";
 import { StateFiles, StateWriteError } from "./state-files.js";
 
 /**

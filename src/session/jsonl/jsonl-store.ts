@@ -1,27 +1,31 @@
 import { Semaphore } from "async-mutex";
-import { ConfigError, messageOf } from "../../errors.js";
-import { type Timer, realTimer } from "../../signals.js";
+import { ConfigError, PicoclawError, messageOf } from "../../errors.js";
 import type { ChatMessage } from "../../models/message.js";
-import { type DirLock, lockDir } from "./dir-lock.js";
-import { fileNameOf, keyOfFileName } from "./file-names.js";
+import { type Timer, realTimer } from "../../signals.js";
 import type { HistoryPage, HistoryStore, SessionInfo } from "../history.js";
-import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, type SessionCacheOptions, SessionCache } from "../session-cache.js";
-import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { isTransientKey } from "../key.js";
 import { KeyQueue } from "../key-queue.js";
+import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, SessionCache, type SessionCacheOptions } from "../session-cache.js";
+import { type DirLock, lockDir } from "./dir-lock.js";
+import { fileNameOf } from "./file-names.js";
+import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { SessionFiles } from "./session-files.js";
-import { findSessions } from "./stored-sessions.js";
+import { SessionDirUnusableError, errnoOf } from "./storage-error.js";
+import { type Listed, StoredIndex } from "./stored-index.js";
+import type { FoundSession } from "./stored-sessions.js";
 
 export interface JsonlHistoryOptions extends SessionCacheOptions {
   /** The session folder (made if missing); this store locks it for its process. */
   dir: string;
   /** Sessions kept on disk at most; past it the one changed least recently (and not in a turn) is removed. */
   maxStored?: number;
+  /** Bytes of history files kept on disk at most, all sessions together; past it the sessions changed least recently are removed. */
+  maxStoredBytes?: number;
   /** Reads of sessions not in memory (history pages of evicted sessions) at once at most (default 4); more wait. */
   maxDiskReads?: number;
   /** Problems that cost nothing but a line of history (a torn line, a repaired call), one sentence each. */
   warn?: (message: string) => void;
-  /** Times the writing of meta files (default: real timers). */
+  /** Times the writing of meta files and the census of the folder (default: real timers). */
   timer?: Timer;
 }
 
@@ -29,9 +33,10 @@ export interface JsonlHistoryOptions extends SessionCacheOptions {
 export const META_DELAY_MS = 2_000;
 
 export const DEFAULT_MAX_STORED = 100_000;
+export const DEFAULT_MAX_STORED_BYTES = 2 * 1024 * 1024 * 1024;
 export const DEFAULT_DISK_READS = 4;
 
-/** What the store knows of a session on disk (one for every session on disk: no bigger than it must be). */
+/** What the store knows of a session it read or wrote (sessions in memory, and those whose meta file is due). */
 interface Stored extends FileState {
   /** Its key, as a flat string of its own. */
   key: string;
@@ -52,18 +57,25 @@ function storedEntry(key: string, updatedAt: number): Stored {
  * (session-files.ts). Subagents' sessions are never written: they live in
  * memory and end with their turn.
  *
- * A MemoryHistoryStore with the same bounds is the cache of the sessions
- * used recently; an evicted session is read back from its file when a turn
- * holds it. Each change is one write, synced before it resolves (an append,
- * or a whole rewrite when the file has grown past twice the session's
- * limits or no longer matches memory); if it fails, memory forgets the
- * session and the next turn reads the file again, so the two never differ.
- * Changes to one session happen one at a time, in order.
+ * A SessionCache with the store's bounds is the cache of the sessions used
+ * recently; an evicted session is read back from its file when a turn
+ * holds it. Each change is one write, durable before it resolves (an
+ * append, whose sync the journal shares with every append written
+ * meanwhile, or a whole rewrite when the file has grown past twice the
+ * session's limits or no longer matches memory); if it fails, memory
+ * forgets the session and the next turn reads the file again, so the two
+ * never differ. Changes to one session happen one at a time, in order.
+ *
+ * Opening reads no session: it takes the lock and replays what a crash
+ * left in the journal. What is known of the sessions on disk (how many,
+ * the newest for the list, the oldest for the budget) is StoredIndex's,
+ * bounded whatever their number.
  */
 export class JsonlHistoryStore implements HistoryStore {
   private readonly cache: SessionCache;
-  /** Sessions on disk, least recently changed first. */
+  /** Sessions this store read or wrote and still needs to know of (in memory, or a meta file due). */
   private readonly stored = new Map<string, Stored>();
+  private readonly index: StoredIndex;
   private readonly queue = new KeyQueue();
   /** Held sessions known to have no file yet (so a turn's append need not look again). */
   private readonly absent = new Set<string>();
@@ -74,10 +86,10 @@ export class JsonlHistoryStore implements HistoryStore {
   private metaWrites: Promise<void> = Promise.resolve();
   private readonly maxMessages: number;
   private readonly maxBytes: number;
-  private readonly maxStored: number;
   private readonly warn: (message: string) => void;
   private readonly now: () => number;
   private closed = false;
+  private closing: Promise<void> | undefined;
   /** What bounds reads of sessions not in memory: a file each, parsed whole, so their number at once is the memory they take. */
   private readonly diskReads: Semaphore;
 
@@ -90,30 +102,44 @@ export class JsonlHistoryStore implements HistoryStore {
     this.diskReads = new Semaphore(opts.maxDiskReads ?? DEFAULT_DISK_READS);
     this.maxMessages = opts.maxMessages ?? DEFAULT_HISTORY_LIMITS.maxMessages;
     this.maxBytes = opts.maxBytes ?? DEFAULT_HISTORY_LIMITS.maxBytes;
-    this.maxStored = opts.maxStored ?? DEFAULT_MAX_STORED;
     this.warn = opts.warn ?? (() => {});
     this.now = opts.now ?? Date.now;
+    this.index = new StoredIndex({
+      files,
+      warn: this.warn,
+      timer: opts.timer ?? realTimer,
+      maxStored: opts.maxStored ?? DEFAULT_MAX_STORED,
+      maxStoredBytes: opts.maxStoredBytes ?? DEFAULT_MAX_STORED_BYTES,
+      evict: (found, why) => this.evict(found, why),
+    });
   }
 
   /**
-   * Opens (and locks) a session folder: throws SessionDirBusyError when
-   * another live process holds it, ConfigError when it cannot be made.
+   * Opens (and locks) a session folder, and puts back what a crash left in
+   * its journal: throws SessionDirBusyError when another live process holds
+   * it, ConfigError when it cannot be made, SessionDirUnusableError when it
+   * cannot be written (a full disk). Reads no session.
    */
   static open(opts: JsonlHistoryOptions): JsonlHistoryStore {
     let files: SessionFiles;
     try {
-      files = new SessionFiles(opts.dir);
+      files = new SessionFiles(opts.dir, opts.warn);
     } catch (error) {
+      if (full(error)) throw new SessionDirUnusableError(opts.dir, error);
       throw new ConfigError([`session.dir: cannot use ${opts.dir} (${messageOf(error)})`]);
     }
-    const lock = lockDir(opts.dir, opts.now);
+    let lock: DirLock;
     try {
-      const store = new JsonlHistoryStore(opts, lock, files);
-      store.scan();
-      return store;
+      lock = lockDir(opts.dir, opts.now);
+    } catch (error) {
+      throw unusable(opts.dir, error);
+    }
+    try {
+      files.recover();
+      return new JsonlHistoryStore(opts, lock, files);
     } catch (error) {
       lock.release();
-      throw error;
+      throw unusable(opts.dir, error);
     }
   }
 
@@ -171,9 +197,11 @@ export class JsonlHistoryStore implements HistoryStore {
     if (isTransientKey(sessionKey)) return this.cache.clear(sessionKey);
     return this.serial(sessionKey, async () => {
       this.ensureOpen();
-      await this.files.remove(fileNameOf(sessionKey));
+      const name = fileNameOf(sessionKey);
+      const before = await this.files.remove(name);
       this.cache.clear(sessionKey);
       this.stored.delete(sessionKey);
+      if (before !== undefined) this.index.removed(sessionKey, name, before);
     });
   }
 
@@ -184,13 +212,9 @@ export class JsonlHistoryStore implements HistoryStore {
 
   async list(limit: number): Promise<SessionInfo[]> {
     const infos: SessionInfo[] = [];
-    const keys = [...this.stored.keys()];
-    for (let i = keys.length - 1; i >= 0 && infos.length < limit; i--) {
-      const key = keys[i]!;
-      const entry = this.stored.get(key);
-      if (!entry) continue;
-      const messages = await this.countOf(key, entry);
-      if (messages > 0) infos.push({ key, messages, updatedAt: entry.updatedAt });
+    for (const entry of await this.index.newest(limit)) {
+      const messages = await this.countOf(entry);
+      if (messages > 0) infos.push({ key: entry.key, messages, updatedAt: entry.updatedAt });
     }
     return infos;
   }
@@ -212,9 +236,15 @@ export class JsonlHistoryStore implements HistoryStore {
     return this.cache.bytes;
   }
 
-  /** Waits for the writes under way, writes the meta files due, then lets go of the folder. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /** Waits for the writes under way, writes the meta files due, checkpoints the journal, then lets go of the folder. */
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    // Removals the folder's budget asked for still happen (no turn runs now).
+    await this.index.close();
     this.closed = true;
     this.writeMetas();
     await this.metaWrites;
@@ -232,17 +262,9 @@ export class JsonlHistoryStore implements HistoryStore {
     if (this.closed) throw new Error("the session store is closed");
   }
 
-  /**
-   * Puts the session's history in memory, from its file, unless it is there
-   * already. A session the folder's scan did not find and this store never
-   * wrote has no file (the store owns the folder while it runs), so a new
-   * session's first turn reads nothing. Except under a shortened name: the
-   * scan leaves such a file alone when its meta file is missing (a crash
-   * before it was written), and only reading it by its key finds it.
-   */
+  /** Puts the session's history in memory, from its file (if it has one), unless it is there already. */
   private async load(sessionKey: string): Promise<void> {
     if (this.cache.has(sessionKey) || this.absent.has(sessionKey)) return;
-    if (!this.stored.has(sessionKey) && keyOfFileName(fileNameOf(sessionKey)) === sessionKey) return;
     const read = await this.read(sessionKey);
     if (!read) return;
     const entry = this.stored.get(sessionKey)!;
@@ -262,7 +284,7 @@ export class JsonlHistoryStore implements HistoryStore {
     }
     let entry = this.stored.get(sessionKey);
     if (!entry) {
-      entry = storedEntry(ownCopy(sessionKey), this.now());
+      entry = storedEntry(ownCopy(sessionKey), 0);
       this.stored.set(entry.key, entry);
     }
     entry.fileBytes = read.bytes;
@@ -292,29 +314,37 @@ export class JsonlHistoryStore implements HistoryStore {
       release();
     }
     const name = fileNameOf(sessionKey);
-    const entry = this.stored.get(sessionKey) ?? { ...storedEntry(key, 0), fileBytes: 0, fileLines: 0 };
+    const known = this.stored.get(sessionKey);
+    const entry = known ?? { ...storedEntry(key, 0), fileBytes: 0, fileLines: 0 };
+    // The file's size before this change; undefined when there is no file (a session read from none, never written).
+    const before = known?.fileBytes;
     try {
       if (kept.length === 0) {
-        await this.files.remove(name);
+        const gone = await this.files.remove(name);
         this.stored.delete(sessionKey);
+        if (gone !== undefined) this.index.removed(sessionKey, name, gone);
         return;
       }
-      await writeChange(this.files, name, entry, kept, outcome.fitted ? undefined : appended, { maxBytes: this.maxBytes, maxMessages: this.maxMessages });
+      await writeChange(this.files, name, entry.key, entry, kept, outcome.fitted ? undefined : appended, {
+        maxBytes: this.maxBytes,
+        maxMessages: this.maxMessages,
+      });
     } catch (error) {
       // Memory must not hold what the file does not: the next turn reads the file again.
       this.cache.clear(sessionKey);
+      this.stored.delete(sessionKey);
       throw error;
     }
     this.absent.delete(sessionKey);
     entry.count = kept.length;
     entry.updatedAt = this.now();
     // A file this store just made was created now (no older meta file to ask).
-    if (!this.stored.has(sessionKey)) entry.createdAt ??= entry.updatedAt;
-    this.stored.delete(sessionKey);
+    if (before === undefined) entry.createdAt ??= entry.updatedAt;
     this.stored.set(entry.key, entry);
     this.metaDue.add(sessionKey);
     this.cancelMetaTimer ??= (this.opts.timer ?? realTimer)(META_DELAY_MS, () => this.writeMetas());
-    this.keepWithinMaxStored(sessionKey);
+    this.index.changed(entry.key, name, before, entry.fileBytes!, entry.updatedAt, entry.count);
+    this.forgetIdle();
   }
 
   /**
@@ -348,16 +378,15 @@ export class JsonlHistoryStore implements HistoryStore {
     }
   }
 
-  /** Messages a stored session holds: from memory, from its meta file when that still matches the history, or by reading it. */
-  private async countOf(sessionKey: string, entry: Stored): Promise<number> {
-    if (this.cache.has(sessionKey)) return this.cache.count(sessionKey);
+  /** Messages a listed session holds: from memory, from the list, from its meta file when that still matches the history, or by reading it. */
+  private async countOf(entry: Listed): Promise<number> {
+    const { key } = entry;
+    if (this.cache.has(key)) return this.cache.count(key);
     if (entry.count !== undefined) return entry.count;
-    const meta = await countFromMeta(this.files, sessionKey, fileNameOf(entry.key));
-    if (meta) {
-      if (meta.createdAt !== undefined) entry.createdAt = meta.createdAt;
-      return (entry.count = meta.count);
-    }
-    return this.serial(sessionKey, async () => (entry.count = this.bounded((await this.read(sessionKey))?.messages ?? []).length));
+    const meta = await countFromMeta(this.files, key, entry.name);
+    const count = meta ? meta.count : await this.serial(key, async () => this.bounded((await this.read(key))?.messages ?? []).length);
+    this.index.noteCount(key, count);
+    return count;
   }
 
   /** What the session keeps of `messages` (its limits applied), without touching memory's cache. */
@@ -367,35 +396,43 @@ export class JsonlHistoryStore implements HistoryStore {
     return scratch.get("");
   }
 
-  /** Removes the sessions changed least recently (never `keep`, never one in a turn) while more than maxStored are on disk. */
-  private keepWithinMaxStored(keep?: string): void {
-    if (this.stored.size <= this.maxStored) return;
-    for (const [key, entry] of this.stored) {
-      if (this.stored.size <= this.maxStored) return;
-      if (key === keep || this.cache.isHeld(key)) continue;
-      this.stored.delete(key);
-      this.warn(`removed the stored session ${key}: session.max_stored keeps ${this.maxStored} sessions, and it was changed least recently`);
-      void this.serial(key, async () => {
-        try {
-          await this.files.remove(fileNameOf(entry.key));
-        } catch (error) {
-          // Its file is still there: the index says so, so the session's next turn reads it.
-          if (!this.stored.has(key)) this.stored.set(entry.key, entry);
-          throw error;
-        }
-        this.cache.clear(key);
-      }).catch((error: unknown) => this.warn(messageOf(error)));
-    }
+  /** Removes a session for the folder's budget, unless its file changed since the census found it or a turn holds it. */
+  private evict(found: FoundSession, why: string): Promise<boolean> {
+    return this.serial(found.key, async () => {
+      if (this.closed || this.cache.isHeld(found.key) || !this.files.unchanged(found.name, found.bytes, found.mtimeMs)) return false;
+      try {
+        await this.files.remove(found.name);
+      } catch (error) {
+        this.warn(messageOf(error));
+        return false;
+      }
+      this.cache.clear(found.key);
+      this.stored.delete(found.key);
+      this.warn(`removed the stored session ${found.key}: ${why}`);
+      return true;
+    });
   }
 
-  /** Finds the sessions on disk, and keeps within max_stored. */
-  private scan(): void {
-    for (const found of findSessions(this.files, this.warn)) this.stored.set(found.key, storedEntry(found.key, found.updatedAt));
-    this.keepWithinMaxStored();
+  /** Forgets what it knows of sessions no longer in memory (once that is most of what it knows): their next use reads their file. */
+  private forgetIdle(): void {
+    if (this.stored.size <= 2 * this.cache.size + 64) return;
+    for (const key of [...this.stored.keys()]) {
+      if (!this.cache.has(key) && !this.metaDue.has(key) && !this.cache.isHeld(key)) this.stored.delete(key);
+    }
   }
 }
 
 /** A flat copy of a string (one built by concatenation is a tree of its pieces, several times its size). */
 function ownCopy(text: string): string {
   return Buffer.from(text, "utf8").toString("utf8");
+}
+
+/** A full disk (or a quota, a read-only file system): the folder cannot be written. */
+function full(error: unknown): boolean {
+  return ["ENOSPC", "EDQUOT", "EROFS"].includes(errnoOf(error) ?? "");
+}
+
+/** What opening a folder failed with, as start-up tells it: our own errors as they are, the system's naming the folder. */
+function unusable(dir: string, error: unknown): unknown {
+  return !(error instanceof PicoclawError) && errnoOf(error) !== undefined ? new SessionDirUnusableError(dir, error) : error;
 }

@@ -1,20 +1,26 @@
-import { constants, lstatSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
-import { type FileHandle, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, opendirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { type FileHandle, lstat, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PicoclawError, messageOf } from "../../errors.js";
-import { parseSessionKey } from "../key.js";
+import { setImmediate as nextTick } from "node:timers/promises";
+import { agentOfKey, parseSessionKey } from "../key.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
+import { Journal } from "./journal.js";
+import { replayJournal } from "./journal-replay.js";
+import { StorageError } from "./storage-error.js";
 
 /**
- * The files of a session folder, and the only code that touches them:
- * `<name>.jsonl` (the history, one message a line, appended to) and
- * `<name>.meta.json` (key, agent, times, message count), where `<name>` is
- * the key's file name (file-names.ts). What must survive a crash is synced
- * before a write resolves: an append (one O_DSYNC write to a file kept
- * open, MAX_OPEN at most), a rewrite
- * (a temporary file synced, renamed over the old one, the folder synced), a
- * removal (the folder synced). Meta files are a convenience: written
- * without a sync, checked against the history's size when read.
+ * The files of a session folder, and with the journal (journal.ts,
+ * journal-replay.ts) the only code that touches them: `<name>.jsonl` (the
+ * history, one message a line, appended to) and `<name>.meta.json` (key,
+ * agent, times, message count), where `<name>` is the key's file name
+ * (file-names.ts). What must survive a crash is durable before a write
+ * resolves: an append (a plain write to a file kept open, MAX_OPEN at most,
+ * and the same bytes in the journal, whose one fdatasync is shared with
+ * every append written meanwhile), a rewrite (a temporary file synced,
+ * renamed over the old one, the folder synced), a removal (the folder
+ * synced); before a rewrite or a removal, the journal is told (`retire`).
+ * Meta files are a convenience: written without a sync, checked against
+ * the history's size when read.
  */
 
 export const HISTORY_EXT = ".jsonl";
@@ -29,13 +35,6 @@ export interface SessionMeta {
   updated_at: string;
   count: number;
   bytes: number;
-}
-
-/** A session file could not be read or written (a full disk, permissions): the change did not happen. */
-export class StorageError extends PicoclawError {
-  constructor(what: string, file: string, cause: unknown) {
-    super(`could not ${what} ${file}: ${messageOf(cause)}`, { code: "storage_failed", fault: "system", cause });
-  }
 }
 
 const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === "ENOENT";
@@ -54,11 +53,12 @@ interface OpenFile {
 
 /** History files kept open for appending at once (more only while that many are being written). */
 export const MAX_OPEN = 64;
-/** O_DSYNC where the platform has it (not Windows): a write returns once it is on the disk. */
-const DSYNC = constants.O_DSYNC as number | undefined;
+/** Folder entries a walk reads between two turns of the event loop. */
+export const WALK_SLICE = 256;
 /** O_NOFOLLOW where the platform has it: a history file that is a symlink is refused (ELOOP), never followed. */
 const NOFOLLOW = (constants.O_NOFOLLOW as number | undefined) ?? 0;
-const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | (DSYNC ?? 0) | NOFOLLOW;
+const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | NOFOLLOW;
+const NO_THROW = { throwIfNoEntry: false } as const;
 
 /** Cuts a file to `bytes` through a handle opened without following a symlink (truncate(path) would cut the link's target). */
 async function truncateHere(file: string, bytes: number): Promise<void> {
@@ -77,49 +77,90 @@ export class SessionFiles {
   private readonly handles = new Map<string, OpenFile>();
   /** Files being closed after an append (the least recently used past the limit). */
   private closingIdle: Promise<void> = Promise.resolve();
+  private readonly journal: Journal;
+  /** The folder's path and a separator: a file's path is this and its name. */
+  private readonly prefix: string;
 
   /** The folder (made if missing, readable by this user only). */
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    private readonly warn: (message: string) => void = () => {},
+  ) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.prefix = path.join(dir, path.sep);
+    this.journal = new Journal(dir, { syncFile: (name) => this.syncFile(name), syncDir: () => this.syncDir(), warn });
   }
 
   historyFile(name: string): string {
-    return path.join(this.dir, name + HISTORY_EXT);
+    return this.prefix + name + HISTORY_EXT;
   }
 
   private metaFile(name: string): string {
-    return path.join(this.dir, name + META_EXT);
+    return this.prefix + name + META_EXT;
+  }
+
+  /** Puts back what a crash left in the journal (journal-replay.ts), then readies the journal: once, at start-up, with the folder's lock held. */
+  recover(): void {
+    replayJournal({
+      dir: this.dir,
+      historyFile: (name) => this.historyFile(name),
+      nameSync: (name, key) => this.nameSync(name, key),
+      warn: this.warn,
+    });
+    // The journal made ready now, beside start-up: the first turn does not wait for it.
+    this.journal.prepare();
   }
 
   /**
-   * The histories in the folder, found at start-up: regular files named as
-   * this store names them (a symlink, a folder or another program's file is
-   * no history and is left alone). Leftovers of writes a crash cut short go
-   * when they are provably this store's: its temporary files (a history's or
-   * a meta file's name and `.tmp`), and meta files whose history was removed
-   * and that name the session their file name encodes.
+   * The histories in the folder, a slice of its entries at a time (the
+   * event loop runs between slices; nothing is held but the slice):
+   * regular files named as this store names them (a symlink, a folder or
+   * another program's file is no history and is left alone). Leftovers of
+   * writes a crash cut short go when they are provably this store's: its
+   * temporary files (a history's or a meta file's name and `.tmp`), and
+   * meta files whose history was removed and that name the session their
+   * file name encodes.
    */
-  scan(): ScannedHistory[] {
-    const names = readdirSync(this.dir);
-    const histories: ScannedHistory[] = [];
-    const present = new Set(names);
-    for (const file of names) {
-      const full = path.join(this.dir, file);
-      const stats = lstatSync(full, { throwIfNoEntry: false });
-      if (!stats?.isFile()) continue;
-      if (file.endsWith(TMP_EXT)) {
-        const base = file.slice(0, -TMP_EXT.length);
-        const name = base.endsWith(HISTORY_EXT) ? base.slice(0, -HISTORY_EXT.length) : base.endsWith(META_EXT) ? base.slice(0, -META_EXT.length) : undefined;
-        if (name !== undefined && this.isOurName(name)) unlinkSync(full);
-      } else if (file.endsWith(META_EXT)) {
-        const name = file.slice(0, -META_EXT.length);
-        const meta = present.has(name + HISTORY_EXT) ? undefined : this.readMetaSync(name);
-        if (meta && fileNameOf(meta.key) === name) unlinkSync(full);
-      } else if (file.endsWith(HISTORY_EXT)) {
-        histories.push({ name: file.slice(0, -HISTORY_EXT.length), bytes: stats.size, mtimeMs: stats.mtimeMs });
+  async *walk(): AsyncGenerator<ScannedHistory[]> {
+    const folder = opendirSync(this.dir, { bufferSize: WALK_SLICE });
+    try {
+      let slice: ScannedHistory[] = [];
+      let read = 0;
+      for (let entry = folder.readSync(); entry !== null; entry = folder.readSync()) {
+        const found = this.entry(entry.name);
+        if (found) slice.push(found);
+        if (++read % WALK_SLICE !== 0) continue;
+        yield slice;
+        slice = [];
+        await nextTick();
       }
+      if (slice.length > 0) yield slice;
+    } finally {
+      folder.closeSync();
     }
-    return histories;
+  }
+
+  /** One entry of the folder: a history, or nothing (a crash's leftover of this store's is removed). */
+  private entry(file: string): ScannedHistory | undefined {
+    const isTmp = file.endsWith(TMP_EXT);
+    if (!isTmp && !file.endsWith(META_EXT) && !file.endsWith(HISTORY_EXT)) return undefined;
+    // A meta file beside its history (nearly every one) needs no more look.
+    if (file.endsWith(META_EXT) && lstatSync(this.historyFile(file.slice(0, -META_EXT.length)), NO_THROW)) return undefined;
+    const full = this.prefix + file;
+    const stats = lstatSync(full, NO_THROW);
+    if (!stats?.isFile()) return undefined;
+    if (isTmp) {
+      const base = file.slice(0, -TMP_EXT.length);
+      const name = base.endsWith(HISTORY_EXT) ? base.slice(0, -HISTORY_EXT.length) : base.endsWith(META_EXT) ? base.slice(0, -META_EXT.length) : undefined;
+      if (name !== undefined && this.isOurName(name)) unlinkSync(full);
+    } else if (file.endsWith(META_EXT)) {
+      const name = file.slice(0, -META_EXT.length);
+      const meta = this.readMetaSync(name);
+      if (meta && fileNameOf(meta.key) === name) unlinkSync(full);
+    } else {
+      return { name: file.slice(0, -HISTORY_EXT.length), bytes: stats.size, mtimeMs: stats.mtimeMs };
+    }
+    return undefined;
   }
 
   /** Whether a file name (without extension) is one this store makes: a session key's encoding, or a shortened one (`~~` and a hash). */
@@ -162,31 +203,91 @@ export class SessionFiles {
   }
 
   /**
-   * Adds `text` at the end of the history file in one write that returns
-   * once it is on the disk (the file is open with O_DSYNC: the write and
-   * its sync are one call), and syncs the folder for a new file. On failure
-   * the file is cut back to `previousBytes`, so no half-written line is
-   * left for the next append.
+   * Adds `text` at the end of the history file, and resolves once it is
+   * durable: one write to the file, no sync (made on the event loop: a copy
+   * into the page cache costs less than a trip to the thread pool), and the
+   * same bytes to the journal, whose sync is shared with every other append
+   * written meanwhile. A new file needs no folder sync first: after a crash
+   * the journal makes it again. On failure the file is cut back to
+   * `previousBytes`, so no half-written line is left for the next append,
+   * and a journal record of a write the file did not take is disowned.
+   * `key` is the session's (the journal keeps it for a shortened name).
    */
-  async append(name: string, text: string, previousBytes: number): Promise<void> {
+  async append(name: string, text: string, previousBytes: number, key: string): Promise<void> {
     const file = this.historyFile(name);
     const data = Buffer.from(text, "utf8");
-    let kept: OpenFile | undefined;
+    let kept: OpenFile;
     try {
       kept = await this.openFile(name);
-      kept.busy++;
-      for (let offset = 0; offset < data.length; ) offset += (await kept.handle.write(data, offset)).bytesWritten;
-      if (DSYNC === undefined) await kept.handle.datasync();
-      if (previousBytes === 0) await this.syncDir();
     } catch (error) {
-      if (kept) kept.busy--;
-      await this.closeHandle(name);
-      await truncateHere(file, previousBytes).catch(() => {});
       throw new StorageError("write", file, error);
     }
+    kept.busy++;
+    const journaled = this.journal.append(name, previousBytes, data, name.includes("~~") ? key : "");
+    const failures: unknown[] = [];
+    try {
+      for (let offset = 0; offset < data.length; ) offset += writeSync(kept.handle.fd, data, offset);
+    } catch (error) {
+      failures.push(error);
+    }
+    const journalFailed = await journaled.then(
+      () => false,
+      (error: unknown) => failures.push(error) > 0,
+    );
     kept.busy--;
-    // The turn's messages are on the disk: closing files used least recently need not delay its answer.
-    this.closingIdle = this.closeIdle();
+    if (failures.length === 0) {
+      // The turn's messages are on the disk: closing files used least recently need not delay its answer.
+      this.closingIdle = this.closeIdle();
+      return;
+    }
+    await this.closeHandle(name);
+    await truncateHere(file, previousBytes).catch(() => {});
+    if (!journalFailed) await this.disown(name);
+    const error = failures[0];
+    throw error instanceof StorageError ? error : new StorageError("write", file, error);
+  }
+
+  /** The journal holds a record of a write the file did not take (cut back since): the file synced as it is, and the journal told to replay nothing before now into it. */
+  private async disown(name: string): Promise<void> {
+    try {
+      await this.syncFile(name);
+      await this.journal.retire(name);
+    } catch (error) {
+      this.journal.refuse(error);
+    }
+  }
+
+  /** Syncs a history file's data (the journal's checkpoint); nothing when it is gone. */
+  async syncFile(name: string): Promise<void> {
+    const kept = this.handles.get(name);
+    if (kept) {
+      kept.busy++;
+      try {
+        await kept.handle.datasync();
+      } finally {
+        kept.busy--;
+      }
+      return;
+    }
+    let handle: FileHandle;
+    try {
+      handle = await open(this.historyFile(name), constants.O_WRONLY | NOFOLLOW);
+    } catch (error) {
+      if (missing(error)) return;
+      throw error;
+    }
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Before a history file is replaced or removed: what the journal holds of it is synced into it, and the journal told to replay none of it. */
+  private async retire(name: string): Promise<void> {
+    if (!this.journal.holds(name)) return;
+    await this.syncFile(name);
+    await this.journal.retire(name);
   }
 
   /** The history file open for appending, kept open for the next append. */
@@ -223,9 +324,10 @@ export class SessionFiles {
     await kept.handle.close().catch(() => {});
   }
 
-  /** Closes the files kept open. */
+  /** Closes the files kept open, once the journal's last records are in them, synced (a clean stop leaves no journal). */
   async closeAll(): Promise<void> {
     await this.closingIdle;
+    await this.journal.close();
     for (const name of [...this.handles.keys()]) await this.closeHandle(name);
     const folder = this.folder;
     this.folder = undefined;
@@ -236,9 +338,10 @@ export class SessionFiles {
   async rewrite(name: string, text: string): Promise<void> {
     const file = this.historyFile(name);
     const temp = file + TMP_EXT;
-    // An open handle would go on appending to the file this one replaces.
-    await this.closeHandle(name);
     try {
+      await this.retire(name);
+      // An open handle would go on appending to the file this one replaces.
+      await this.closeHandle(name);
       await writeFile(temp, text, { mode: 0o600 });
       await this.sync(temp);
       await rename(temp, file);
@@ -249,8 +352,15 @@ export class SessionFiles {
     }
   }
 
-  /** Removes the session's files, durably. */
-  async remove(name: string): Promise<void> {
+  /** Removes the session's files, durably; the size its history file had (undefined: it had none). */
+  async remove(name: string): Promise<number | undefined> {
+    let bytes: number | undefined;
+    try {
+      await this.retire(name);
+      bytes = (await lstat(this.historyFile(name)).catch((error: unknown) => (missing(error) ? undefined : Promise.reject(error))))?.size;
+    } catch (error) {
+      throw new StorageError("remove", this.historyFile(name), error);
+    }
     await this.closeHandle(name);
     for (const file of [this.historyFile(name), this.metaFile(name)]) {
       try {
@@ -264,6 +374,13 @@ export class SessionFiles {
     } catch (error) {
       throw new StorageError("sync", this.dir, error);
     }
+    return bytes;
+  }
+
+  /** Whether the history file is still as a walk found it (same size, same time): nothing changed it since. */
+  unchanged(name: string, bytes: number, mtimeMs: number): boolean {
+    const stats = lstatSync(this.historyFile(name), { throwIfNoEntry: false });
+    return stats?.isFile() === true && stats.size === bytes && stats.mtimeMs === mtimeMs;
   }
 
   /** The meta file, if it is there and readable. */
@@ -292,6 +409,21 @@ export class SessionFiles {
     } catch (error) {
       throw new StorageError("write", file, error);
     }
+  }
+
+  /** Writes a meta file naming `key` for a shortened history name that has none (journal replay), synced; whether it wrote one. */
+  private nameSync(name: string, key: string): boolean {
+    const file = this.metaFile(name);
+    if (lstatSync(file, { throwIfNoEntry: false })) return false;
+    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+    try {
+      // Counts and times unknown (bytes -1 is never a file's size): what reads it reads the history for them.
+      writeSync(fd, `${JSON.stringify({ key, agent: agentOfKey(key) ?? "", created_at: "", updated_at: "", count: 0, bytes: -1 }, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
   }
 
   private async sync(file: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { type FileHandle, mkdir, open, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileNameOf } from "./file-names.js";
-import { StorageError } from "./session-files.js";
+import { StorageError } from "./storage-error.js";
 
 /**
  * The files of durable feature state in a session folder, and the only code
