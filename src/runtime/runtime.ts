@@ -95,6 +95,8 @@ export class Runtime {
   /** Chat users the owner let in, and the codes waiting for the owner. */
   private readonly book: PairingBook;
   private closing = false;
+  /** What `connect()` began, once. */
+  private connecting: Promise<string[]> | undefined;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -162,6 +164,7 @@ export class Runtime {
       switches: opts.toolSwitches ?? [],
       ...(opts.toolSwitchSources ? { sources: opts.toolSwitchSources } : {}),
       variant: (tool, agent) => this.features.tools.formFor(tool, agent),
+      arrivesLater: (name) => this.features.arrivesLater(name),
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
@@ -254,10 +257,17 @@ export class Runtime {
   /**
    * Starts what features take from outside the gateway (chat channels), all
    * at once; called when the gateway listens. One that fails leaves the
-   * others running: its failure comes back as a warning naming it.
+   * others running: its failure comes back as a warning naming it. Begins
+   * `connect()` too, unless it was begun already, and logs its warnings.
    */
   async start(): Promise<string[]> {
     if (this.closing) return [];
+    // What tools live on (MCP servers) is reached in the background: no channel, and no answer, waits for it.
+    if (!this.connecting) {
+      void this.connect().then((warnings) => {
+        for (const warning of warnings) this.logger.warn(warning);
+      });
+    }
     const warnings: string[] = [];
     try {
       const left = await this.desk.recover();
@@ -269,6 +279,19 @@ export class Runtime {
       warnings.push(`approval requests left waiting by the last run could not be read: ${messageOf(error)}`);
     }
     return [...warnings, ...(await this.features.start())];
+  }
+
+  /**
+   * Reaches what the features' tools live on (the MCP servers start), once:
+   * their tools are added as each arrives, and a turn that begins before
+   * then runs without them. Resolves with warnings (a server that did not
+   * start; it is retried in the background) once each is up or has failed
+   * once. `start()` begins it; a one-turn command waits for it.
+   */
+  connect(): Promise<string[]> {
+    if (this.closing) return Promise.resolve([]);
+    this.connecting ??= this.features.connect();
+    return this.connecting;
   }
 
   /** Chat users the owner let in, and the codes waiting for the owner (the pairing routes, `picoclaw pairing`). */
