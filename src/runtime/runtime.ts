@@ -20,7 +20,7 @@ import type { Approval } from "../tools/approval.js";
 import type { AnyTool } from "../tools/registry.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
-import type { TurnOrder } from "../session/turn-order.js";
+import { TurnQueue } from "../session/turn-queue.js";
 import { type FeatureStateStore, stateView } from "../session/feature-state.js";
 import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
@@ -67,8 +67,8 @@ export class Runtime {
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
   private readonly outbox: SessionOutbox;
-  /** The order of turns per session (the session lock). */
-  private readonly locks: TurnOrder;
+  /** The order of turns per session (the session lock), behind the bounded queue where turns wait for it. */
+  private readonly locks: TurnQueue;
   private readonly stops: StopBoard;
   /** Features' durable state (each sees its own namespace). */
   private readonly state: FeatureStateStore;
@@ -107,7 +107,8 @@ export class Runtime {
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     const ports = withInProcessPorts(opts, this.config, this.logger);
     this.history = ports.history;
-    this.locks = ports.order;
+    const { max_queued_turns, max_queued_bytes } = this.config.gateway.limits;
+    this.locks = new TurnQueue(ports.order, { maxTurns: max_queued_turns, maxBytes: max_queued_bytes });
     this.stops = ports.stops;
     this.outbox = ports.outbox;
     this.state = ports.state;
@@ -517,6 +518,7 @@ export class Runtime {
       stopSwitches: this.stops.size,
       runningTurns: this.work.runningCount,
       queuedTurns: this.work.queuedCount,
+      queuedBytes: this.locks.waitingBytes,
       inflight: this.work.inflightCount,
       watchedMessages: this.watches.size,
       waitingForPeople: this.desk.size,
