@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
-import { skillsFeature } from "./features/index.js";
+import { describeMcpServers, skillsFeature } from "./features/index.js";
 import { CronUsageError, cronCommand } from "./cron-cli.js";
 import { COMMANDS, type CommandLine, USAGE, UsageError, helpOf, parseCommandLine } from "./cli-usage.js";
 import { modelList, statusCommand, storeOf } from "./status-cli.js";
@@ -336,8 +336,10 @@ async function startTracing(
 }
 
 /**
- * Prepares the runtime (plugins, MCP servers), prints start-up warnings, runs `work`, and always closes it.
+ * Prepares the runtime (plugins), prints start-up warnings, runs `work`, and always closes it.
  * Histories stay in memory: these commands never take the session folder (a gateway may own it).
+ * MCP servers start only with `run.connect` (a command that runs turns: it waits until each is up or failed once);
+ * a command that describes the config never starts one.
  */
 async function withRuntime(
   loaded: LoadedConfig,
@@ -346,7 +348,7 @@ async function withRuntime(
   work: (prepared: Bootstrapped) => Promise<number>,
   makeWorkspaces = true,
   nobodyAnswers?: string,
-  run: { model?: string; debug?: boolean } = {},
+  run: { model?: string; debug?: boolean; connect?: boolean } = {},
 ): Promise<number> {
   const prepared = await prepare(loaded, {
     logger,
@@ -359,6 +361,7 @@ async function withRuntime(
   printWarnings(prepared.warnings, io);
   if (run.debug) logEvents(prepared.runtime, logger);
   try {
+    if (run.connect) printWarnings(await prepared.runtime.connect(), io);
     return await work(prepared);
   } finally {
     await prepared.runtime.close(0);
@@ -385,7 +388,8 @@ function agentTurn(loaded: LoadedConfig, log: CliLog, io: CliIO, values: AgentAr
   if (values.model !== undefined && !models.includes(values.model)) {
     throw new UsageError(`--model: "${values.model}" is not a model_name in model_list (it has: ${models.join(", ")})`, "agent");
   }
-  const run = { ...(values.model === undefined ? {} : { model: values.model }), debug: values.debug };
+  // A turn here gets the MCP servers' tools: they start (each up or failed once) before it.
+  const run = { ...(values.model === undefined ? {} : { model: values.model }), debug: values.debug, connect: true };
   if (text === undefined) {
     const input = io.stdin!;
     return withRuntime(
@@ -459,6 +463,7 @@ function skillsList(loaded: LoadedConfig, log: CliLog, io: CliIO, agentId: strin
   });
 }
 
+/** `picoclaw agents`: each agent and its tools, the tools plugged in, and the MCP servers as the config describes them (none is started). */
 function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
   return withRuntime(loaded, log, io, async ({ runtime }) => {
     io.stdout(
@@ -476,6 +481,17 @@ function agents(loaded: LoadedConfig, log: CliLog, io: CliIO): Promise<number> {
           plugged.map((tool) => [tool.name, tool.origin, tool.enabled ? "yes" : "no"]),
         ),
       );
+    }
+    const servers = describeMcpServers((loaded.config.tools as { mcp?: Parameters<typeof describeMcpServers>[0] }).mcp, log.redact);
+    if (servers.length > 0) {
+      io.stdout("");
+      io.stdout(
+        table(
+          ["MCP SERVER", "TOOLS", "RUNS"],
+          servers.map((server) => [server.name, server.tools, server.runs]),
+        ),
+      );
+      io.stdout("(MCP servers are not started here: their tools are listed once the gateway has connected to them, in GET /v1/agents)");
     }
     return 0;
   });

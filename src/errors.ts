@@ -21,6 +21,7 @@ export const REQUEST_ERROR_CODES = [
   "tool_not_found",
   "tool_locked",
   "config_not_written",
+  "too_many_queued_turns",
 ] as const;
 export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
 

@@ -21,6 +21,8 @@ export interface ToolPolicyOptions {
   reserved?: readonly string[];
   /** Where the sections' `enabled` came from (the loader knows); without it, a value unlike the tool's default is taken for the config's. */
   sources?: ToolSwitchSources;
+  /** Whether a tool of this name (or a variable's spelling of it) may arrive after start-up (an MCP server's, once it connects): config naming it is not warned about. */
+  arrivesLater?: (name: string) => boolean;
 }
 
 /** Whether a tool is on, and what says so: its own default, the config file, or an environment variable (named). */
@@ -169,13 +171,14 @@ export class ToolPolicy {
   /** Warnings for tool sections and tool variables that name no tool the gateway has. */
   configWarnings(): string[] {
     const warnings: string[] = [];
+    const later = this.opts.arrivesLater ?? (() => false);
     for (const name of Object.keys(this.tools)) {
-      if ((this.opts.reserved ?? CORE_TOOLS_KEYS).includes(name) || this.registry.get(name)) continue;
+      if ((this.opts.reserved ?? CORE_TOOLS_KEYS).includes(name) || this.registry.get(name) || later(name)) continue;
       warnings.push(`tools.${name}: there is no tool named "${name}"; this section does nothing`);
     }
     const spelled = new Set(this.registry.names().map(toolVariableName));
     for (const s of this.opts.switches ?? []) {
-      if (!spelled.has(s.tool)) warnings.push(`${s.variable}: there is no tool named "${s.tool}"; ignored`);
+      if (!spelled.has(s.tool) && !later(s.tool)) warnings.push(`${s.variable}: there is no tool named "${s.tool}"; ignored`);
     }
     return warnings;
   }
@@ -185,7 +188,8 @@ export class ToolPolicy {
     const warnings: string[] = [];
     for (const agent of agents) {
       for (const name of agent.tools ?? []) {
-        if (!this.registry.get(name)) warnings.push(`${agent.file}: tools lists "${name}", which is not a known tool; ignored`);
+        if (!this.registry.get(name) && !this.opts.arrivesLater?.(name))
+          warnings.push(`${agent.file}: tools lists "${name}", which is not a known tool; ignored`);
       }
     }
     return warnings;

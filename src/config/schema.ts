@@ -301,6 +301,16 @@ export const gatewaySchema = z
           .describe(
             "Session event streams (GET /v1/sessions/<key>/events) open at once at most; one more is 503 too_many_streams. Keep it below max_connections, so streams can never take every connection (/health and every other request keep room).",
           ),
+        max_queued_turns: int(1, 100_000)
+          .default(32)
+          .describe(
+            "Turns waiting for one session's running turn at most (every channel's messages); one more is refused at once with 429 too_many_queued_turns. A waiting turn whose client goes away leaves the queue unrun.",
+          ),
+        max_queued_bytes: int(65_536, 1_073_741_824)
+          .default(4_194_304)
+          .describe(
+            "Bytes of input (texts, images, tool results) the turns waiting for one session hold at most, all together; a turn past it is refused at once with 429 too_many_queued_turns.",
+          ),
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)
           .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),

@@ -43,3 +43,5 @@ export const BUILTIN_CHANNELS: readonly ChannelType[] = [telegramChannel, discor
 
 /** The skills and cron features, for the CLI's `picoclaw skills list` and `picoclaw cron` (their `api`s). */
 export { cronFeature, skillsFeature };
+/** The configured MCP servers as the config describes them, for `picoclaw agents` (which starts none). */
+export { describeMcpServers } from "./mcp/feature.js";

@@ -8,6 +8,7 @@ import { type Timer, realTimer } from "../signals.js";
 import { problemsLine } from "../validation.js";
 import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
+import { departureProbe } from "./departures.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import { jsonBodies } from "./content-type.js";
 import { errorAnswer, failureOf, isOpenAiPath, retryHeaders } from "./errors.js";
@@ -143,7 +144,9 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
       runtime.checkMessage(input);
       return chatStream(c, runtime, input, streams);
     }
-    return c.json(chatAnswer(await runtime.handleMessage({ ...input, signal: c.req.raw.signal })));
+    // While its turn waits for the session's turn before it, a client that went away is found (and its turn let go of).
+    const onQueued = departureProbe(c.env);
+    return c.json(chatAnswer(await runtime.handleMessage({ ...input, signal: c.req.raw.signal, ...(onQueued ? { onQueued } : {}) })));
   });
 
   /** A session key from the URL whose agent exists: 400 `invalid_session_key`, else 404 `agent_not_found`. */

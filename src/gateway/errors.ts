@@ -21,6 +21,7 @@ const STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   tool_not_found: 404,
   tool_locked: 409,
   config_not_written: 409,
+  too_many_queued_turns: 429,
   config_invalid: 500,
   listen_failed: 500,
   aborted: 503,

@@ -120,6 +120,22 @@ export interface FeatureParts<Api = unknown> {
   /** Warnings worth printing at start-up. */
   warnings?: readonly string[];
   /**
+   * Name prefixes of the tools it brings later, once `connect` reached them
+   * (an MCP server's `mcp_<server>_`): config sections, tool variables and
+   * AGENT.md allowlists naming such a tool are not warned about at start-up.
+   */
+  laterTools?: readonly string[];
+  /**
+   * Reaches what its tools live on (the MCP feature starts its servers),
+   * adding the tools as they arrive (`addTools`). Called once, by
+   * `runtime.connect()`: the gateway begins it when it listens and never
+   * waits for it; a one-turn command (`picoclaw agent`) waits for it before
+   * its turn; commands that only describe the config never call it.
+   * Resolves with warnings (a server that did not start) once each part is
+   * up or has failed once; a throw is a warning naming the feature.
+   */
+  connect?(): Promise<readonly string[]> | readonly string[];
+  /**
    * Starts taking input from outside the gateway (a chat channel begins
    * polling); called once, when the gateway listens (`runtime.start()`). A
    * throw is a start-up warning naming the feature, never a failed start-up.

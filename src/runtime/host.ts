@@ -9,7 +9,7 @@ import type { HistoryStore } from "../session/history.js";
 import { parseSessionKey } from "../session/key.js";
 import type { SessionOutbox } from "../session/outbox.js";
 import type { SessionLifecycle } from "../session/state.js";
-import type { TurnOrder } from "../session/turn-order.js";
+import type { TurnQueue } from "../session/turn-queue.js";
 import type { Timer } from "../signals.js";
 import type { FeatureSet } from "./assembly/feature-set.js";
 import type { AgentWorkspaces } from "./assembly/workspaces.js";
@@ -32,7 +32,7 @@ export interface HostParts {
   ids: () => string;
   policy: ToolPolicy;
   notes: TurnNotes;
-  locks: TurnOrder;
+  locks: TurnQueue;
   turns: TurnRunner;
   pipeline: MessagePipeline;
   outbox: SessionOutbox;

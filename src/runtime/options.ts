@@ -80,6 +80,8 @@ export interface RuntimeStats {
   runningTurns: number;
   /** Messages waiting for their session's turn before them. */
   queuedTurns: number;
+  /** Bytes of input (texts, images, tool results) those messages hold. */
+  queuedBytes: number;
   inflight: number;
   /** Messages whose events a caller follows now (a streamed answer). */
   watchedMessages: number;

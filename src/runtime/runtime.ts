@@ -20,7 +20,7 @@ import type { Approval } from "../tools/approval.js";
 import type { AnyTool } from "../tools/registry.js";
 import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } from "./messages/commands.js";
 import { BackgroundTurns } from "./messages/background-turns.js";
-import type { TurnOrder } from "../session/turn-order.js";
+import { TurnQueue } from "../session/turn-queue.js";
 import { type FeatureStateStore, stateView } from "../session/feature-state.js";
 import type { SessionOutbox, SessionStream } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
@@ -67,8 +67,8 @@ export class Runtime {
   private readonly logger: Logger;
   /** What reaches users outside a request: background deliveries and notices. */
   private readonly outbox: SessionOutbox;
-  /** The order of turns per session (the session lock). */
-  private readonly locks: TurnOrder;
+  /** The order of turns per session (the session lock), behind the bounded queue where turns wait for it. */
+  private readonly locks: TurnQueue;
   private readonly stops: StopBoard;
   /** Features' durable state (each sees its own namespace). */
   private readonly state: FeatureStateStore;
@@ -95,6 +95,8 @@ export class Runtime {
   /** Chat users the owner let in, and the codes waiting for the owner. */
   private readonly book: PairingBook;
   private closing = false;
+  /** What `connect()` began, once. */
+  private connecting: Promise<string[]> | undefined;
 
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
@@ -105,7 +107,8 @@ export class Runtime {
     this.events = new EventBus((error, event) => this.logger.error(`a listener of ${event} failed: ${messageOf(error)}`));
     const ports = withInProcessPorts(opts, this.config, this.logger);
     this.history = ports.history;
-    this.locks = ports.order;
+    const { max_queued_turns, max_queued_bytes } = this.config.gateway.limits;
+    this.locks = new TurnQueue(ports.order, { maxTurns: max_queued_turns, maxBytes: max_queued_bytes });
     this.stops = ports.stops;
     this.outbox = ports.outbox;
     this.state = ports.state;
@@ -162,6 +165,7 @@ export class Runtime {
       switches: opts.toolSwitches ?? [],
       ...(opts.toolSwitchSources ? { sources: opts.toolSwitchSources } : {}),
       variant: (tool, agent) => this.features.tools.formFor(tool, agent),
+      arrivesLater: (name) => this.features.arrivesLater(name),
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
@@ -254,10 +258,17 @@ export class Runtime {
   /**
    * Starts what features take from outside the gateway (chat channels), all
    * at once; called when the gateway listens. One that fails leaves the
-   * others running: its failure comes back as a warning naming it.
+   * others running: its failure comes back as a warning naming it. Begins
+   * `connect()` too, unless it was begun already, and logs its warnings.
    */
   async start(): Promise<string[]> {
     if (this.closing) return [];
+    // What tools live on (MCP servers) is reached in the background: no channel, and no answer, waits for it.
+    if (!this.connecting) {
+      void this.connect().then((warnings) => {
+        for (const warning of warnings) this.logger.warn(warning);
+      });
+    }
     const warnings: string[] = [];
     try {
       const left = await this.desk.recover();
@@ -269,6 +280,19 @@ export class Runtime {
       warnings.push(`approval requests left waiting by the last run could not be read: ${messageOf(error)}`);
     }
     return [...warnings, ...(await this.features.start())];
+  }
+
+  /**
+   * Reaches what the features' tools live on (the MCP servers start), once:
+   * their tools are added as each arrives, and a turn that begins before
+   * then runs without them. Resolves with warnings (a server that did not
+   * start; it is retried in the background) once each is up or has failed
+   * once. `start()` begins it; a one-turn command waits for it.
+   */
+  connect(): Promise<string[]> {
+    if (this.closing) return Promise.resolve([]);
+    this.connecting ??= this.features.connect();
+    return this.connecting;
   }
 
   /** Chat users the owner let in, and the codes waiting for the owner (the pairing routes, `picoclaw pairing`). */
@@ -494,6 +518,7 @@ export class Runtime {
       stopSwitches: this.stops.size,
       runningTurns: this.work.runningCount,
       queuedTurns: this.work.queuedCount,
+      queuedBytes: this.locks.waitingBytes,
       inflight: this.work.inflightCount,
       watchedMessages: this.watches.size,
       waitingForPeople: this.desk.size,

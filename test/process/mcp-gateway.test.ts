@@ -60,11 +60,21 @@ describe("MCP tools through the gateway", () => {
     await h.runtime.close(0);
   });
 
-  it("picoclaw agents shows which server each tool came from, and stops the servers after", async () => {
+  it("picoclaw agent -m starts the MCP servers before its one turn: the turn calls their tool", async () => {
+    const dir = writeProject({ config: { ...openaiConfig(model.server.url), tools: { mcp: { servers: { fx: fixture } } } } });
+    const out: string[] = [];
+    const argv = ["agent", "-m", call("mcp_fx_add", { a: 2, b: 40 })];
+    const code = await runCli({ argv, env: {}, cwd: dir, stdout: (t) => out.push(t), stderr: () => {}, logger: recordingLogger() });
+    expect(code).toBe(0);
+    expect(out.join("\n")).toBe("done: 42");
+  });
+
+  it("picoclaw agents names each configured server and the names its tools will have, without starting it", async () => {
     const dir = writeProject({ config: { tools: { mcp: { servers: { fx: fixture } } } } });
     const out: string[] = [];
     const code = await runCli({ argv: ["agents"], env: {}, cwd: dir, stdout: (t) => out.push(t), stderr: () => {}, logger: recordingLogger() });
     expect(code).toBe(0);
-    expect(out.join("\n")).toMatch(/mcp_fx_add\s+mcp server fx\s+yes/);
+    expect(out.join("\n")).toMatch(/fx\s+mcp_fx_\*\s+\S*node\S* \S*mcp-server\.mjs/);
+    expect(out.join("\n")).not.toContain("mcp_fx_add");
   });
 });

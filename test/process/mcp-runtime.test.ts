@@ -17,9 +17,9 @@ const NO_SUBAGENTS = { subagent: { enabled: false }, spawn: { enabled: false }, 
 describe("MCP tools in the runtime", () => {
   it("a turn calls an MCP tool like any other; config, allowlists and late tools go through the one policy", async () => {
     const gate = path.join(tempDir(), "gate");
-    const { hub, sleep } = testHub({ fx: fixtureServer(), late: fixtureServer({ env: { FIXTURE_GATE: gate } }) });
+    const servers = { fx: fixtureServer(), late: fixtureServer({ env: { FIXTURE_GATE: gate } }) };
+    const { hub, sleep } = testHub(servers);
     onTestFinished(() => hub.close());
-    const { tools } = await hub.start();
     const model = new ControlledModel();
     const agents = new Map([
       ["main", readAgent("main", "agents/main/AGENT.md", "---\nname: Main\n---\nHelp.").agent],
@@ -29,10 +29,14 @@ describe("MCP tools in the runtime", () => {
       config: configSchema.parse({ tools: { ...NO_SUBAGENTS, mcp_fx_crash: { enabled: false } } }),
       agents,
       models: single(model),
-      features: [mcpServersFeature(hub, tools, [])],
+      features: [mcpServersFeature(servers, async () => hub)],
     });
     onTestFinished(() => runtime.close());
     const toolsOf = (agent: string) => runtime.summaries().find((s) => s.id === agent)!.tools;
+    // Nothing is started before the runtime connects; then the tools of the servers that came up are there.
+    expect(toolsOf("main").filter((name) => name.startsWith("mcp_"))).toEqual([]);
+    expect(runtime.startupWarnings().join("\n")).not.toMatch(/mcp_fx_crash|mcp_late_echo/);
+    expect((await runtime.connect()).join("\n")).toMatch(/MCP server "late" did not start/);
 
     const mainTools = toolsOf("main");
     expect(mainTools).toContain("mcp_fx_echo");

@@ -3,8 +3,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { picoclawProcess } from "../support/cli.js";
 import { tempDir, writeProject } from "../support/project.js";
-import { waitFor, within } from "../support/wait.js";
+import { eventually, waitFor, within } from "../support/wait.js";
 
 const root = path.resolve(import.meta.dirname, "..", "..");
 const main = path.join(root, "dist", "main.js");
@@ -45,7 +46,46 @@ function gateway(cwd: string) {
 }
 
 describe("the gateway process with MCP servers (needs dist/, built by npm test)", () => {
-  it("a port in use fails start-up and leaves no MCP server running, even a stubborn one", { timeout: 60_000 }, async () => {
+  it("a silent MCP server does not delay listening: the gateway answers /health and a turn while it is still connecting, and another server's tools arrive meanwhile", {
+    timeout: 60_000,
+  }, async () => {
+    const pidfile = path.join(tempDir(), "pid");
+    const dir = writeProject({
+      config: {
+        gateway: { port: 0 },
+        tools: {
+          mcp: {
+            servers: {
+              silent: { command: process.execPath, args: [serverScript], env: { FIXTURE_PIDFILE: pidfile, FIXTURE_SILENT: "1" } },
+              fx: { command: process.execPath, args: [serverScript] },
+            },
+          },
+        },
+      },
+    });
+    const gw = gateway(dir);
+    await waitFor("the gateway's listening line", () => /listening on (http:\/\/\S+)/.test(gw.output()), { instead: () => gw.output() });
+    const url = /listening on (http:\/\/\S+)/.exec(gw.output())![1]!;
+    // The silent server is started after the gateway listens, and never answers: it is still connecting (its start allows 30 s).
+    const pid = await pidFrom(pidfile, gw.child);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const chat = await fetch(`${url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ message: "hi" }) });
+    expect(chat.status).toBe(200);
+    // The other server's tools came as soon as it listed them; the silent one's never did.
+    await eventually(async () => {
+      const { agents } = (await (await fetch(`${url}/v1/agents`)).json()) as { agents: { id: string; tools: string[] }[] };
+      const tools = agents.find((a) => a.id === "main")!.tools;
+      expect(tools).toContain("mcp_fx_add");
+      expect(tools.filter((name) => name.startsWith("mcp_silent_"))).toEqual([]);
+    });
+    expect(gw.output()).not.toMatch(/"silent" did not start/);
+    // SIGTERM while it is still connecting: exit 0, and no server left running.
+    gw.child.kill("SIGTERM");
+    expect(await within("the gateway to exit on SIGTERM", gw.exited), gw.output()).toBe(0);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it("a port in use fails start-up before any MCP server is started", { timeout: 60_000 }, async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     onTestFinished(() => void busy.close());
@@ -58,25 +98,35 @@ describe("the gateway process with MCP servers (needs dist/, built by npm test)"
       },
     });
     const gw = gateway(dir);
-    const pid = await pidFrom(pidfile, gw.child);
     expect(await within("the gateway to exit on the port in use", gw.exited)).toBe(1);
     expect(gw.output()).toContain("the port is in use");
-    expect(alive(pid)).toBe(false);
+    expect(existsSync(pidfile)).toBe(false);
   });
 
-  it("SIGTERM while an MCP server is still starting stops cleanly: exit 0, no server left", { timeout: 60_000 }, async () => {
-    const pidfile = path.join(tempDir(), "pid");
+  /** A project whose one MCP server would write `marker` the moment it ran. */
+  function markedProject() {
+    const marker = path.join(tempDir(), "marker");
     const dir = writeProject({
-      config: {
-        gateway: { port: 0 },
-        tools: { mcp: { servers: { slow: { command: process.execPath, args: [serverScript], env: { FIXTURE_PIDFILE: pidfile, FIXTURE_SILENT: "1" } } } } },
-      },
+      config: { tools: { mcp: { servers: { marked: { command: process.execPath, args: [serverScript], env: { FIXTURE_PIDFILE: marker } } } } } },
     });
-    const gw = gateway(dir);
-    const pid = await pidFrom(pidfile, gw.child);
-    gw.child.kill("SIGTERM");
-    expect(await within("the gateway to exit on SIGTERM", gw.exited), gw.output()).toBe(0);
-    expect(gw.output()).not.toContain("listening on");
-    expect(alive(pid)).toBe(false);
+    return { dir, marker };
+  }
+
+  it("config check does not spawn MCP servers", { timeout: 60_000 }, async () => {
+    const { dir, marker } = markedProject();
+    const check = picoclawProcess(["config", "check"], dir);
+    expect(await within("config check to exit", check.exited), check.output()).toBe(0);
+    expect(check.output()).toContain("config OK");
+    expect(check.output()).toContain('"marked"');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("agents does not spawn MCP servers: it describes them from the config", { timeout: 60_000 }, async () => {
+    const { dir, marker } = markedProject();
+    const agents = picoclawProcess(["agents"], dir);
+    expect(await within("picoclaw agents to exit", agents.exited), agents.output()).toBe(0);
+    expect(agents.output()).toMatch(/MCP SERVER\s+TOOLS\s+RUNS\n\s*marked\s+mcp_marked_\*\s+\S+node\S* \S+mcp-server\.mjs/);
+    expect(agents.output()).toContain("MCP servers are not started here");
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -111,10 +111,13 @@ export function harness(opts: HarnessOptions = {}): Harness {
   return assemble(opts, dir, loaded, logger, bootstrap(loaded, boot));
 }
 
-/** The same, with the tools the config plugs in (`tools.plugins`) loaded as start-up loads them. */
+/** The same, with the tools the config plugs in (`tools.plugins`) loaded as start-up loads them, and the MCP servers connected. */
 export async function pluggedHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const { dir, loaded, logger, boot } = setUp(opts);
-  return assemble(opts, dir, loaded, logger, await prepare(loaded, boot));
+  const prepared = await prepare(loaded, boot);
+  // MCP servers started (each up or failed once) before the test talks to it: their tools are there, their warnings in `warnings`.
+  const connected = await prepared.runtime.connect();
+  return assemble(opts, dir, loaded, logger, { ...prepared, warnings: [...prepared.warnings, ...connected] });
 }
 
 function setUp(opts: HarnessOptions) {

@@ -54,7 +54,11 @@ function gatedTool() {
 function makeRuntime(model: ControlledModel, tool: ReturnType<typeof gatedTool>["tool"]) {
   const agents = new Map([["main", readAgent("main", "agents/main/AGENT.md", "---\nname: Main\n---\nPrompt.").agent]]);
   const runtime = new Runtime({
-    config: configSchema.parse({ tools: { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } } }),
+    // Every one of MANY turns on one session may wait (gateway.limits.max_queued_turns is 32 by default).
+    config: configSchema.parse({
+      gateway: { limits: { max_queued_turns: MANY } },
+      tools: { subagent: { enabled: false }, spawn: { enabled: false }, delegate: { enabled: false } },
+    }),
     agents,
     models: single(model),
     tools: [tool],

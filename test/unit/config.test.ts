@@ -22,6 +22,8 @@ describe("config file lookup", () => {
         request_timeout_ms: 30_000,
         keep_alive_timeout_ms: 5_000,
         max_connections: 1_000,
+        max_queued_turns: 32,
+        max_queued_bytes: 4_194_304,
         stream_queue_bytes: 8_388_608,
         max_streams: 500,
         idempotency_keys: 1_000,

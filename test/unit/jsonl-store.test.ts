@@ -349,23 +349,23 @@ describe("the JSONL session store", () => {
     const store = opener(dir, { maxSessions: 1, maxDiskReads: 2 }).open();
     const keys = Array.from({ length: 12 }, (_, i) => `agent:main:http:r${i}`);
     for (const [i, key] of keys.entries()) await store.append(key, turn(i));
-    // Every read of a file is watched: how many run at once.
-    const proto = JsonlHistoryStore.prototype as unknown as { read(key: string): Promise<unknown> };
-    const original = proto.read;
+    // Every page read from a file is watched: how many run at once.
+    const proto = JsonlHistoryStore.prototype as unknown as { pageFromFile(key: string, limit: number): Promise<unknown> };
+    const original = proto.pageFromFile;
     let running = 0;
     let most = 0;
-    proto.read = async function (this: unknown, key: string) {
+    proto.pageFromFile = async function (this: unknown, key: string, limit: number) {
       running++;
       most = Math.max(most, running);
       try {
         await new Promise((resolve) => setTimeout(resolve, 5));
-        return await original.call(this, key);
+        return await original.call(this, key, limit);
       } finally {
         running--;
       }
     };
     onTestFinished(() => {
-      proto.read = original;
+      proto.pageFromFile = original;
     });
     const pages = await Promise.all(keys.slice(0, -1).map((key) => store.page(key, 10)));
     expect(most).toBe(2);

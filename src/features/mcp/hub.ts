@@ -48,7 +48,7 @@ export interface McpStartReport {
   warnings: string[];
 }
 
-/** What changed after `start()`: a server came up, restarted or changed its tools. */
+/** What changed: a server came up, restarted or changed its tools. */
 export interface McpToolsChange {
   server: string;
   /** New tools: add them to the registry (then refresh the policy). */
@@ -67,19 +67,22 @@ const DEFAULT_START_TIMEOUT_MS = 30_000;
 
 /**
  * Every configured MCP server, and its tools as `mcp_<server>_<tool>`.
- * `start()` connects them all at once; a server that fails is a warning and
- * is retried in the background, like one that crashes later. Tools found
- * after `start()` are announced through `onToolsChanged`.
+ * `start()` connects them all at once; each server's tools are announced
+ * through `onToolsChanged` as soon as it has listed them (a silent server
+ * delays no other), and so is every later change. A server that fails is
+ * a warning and is retried in the background, like one that crashes later.
  */
 export class McpHub {
   private readonly connections: McpConnection[] = [];
   private readonly byName = new Map<string, McpTool>();
   private readonly listeners = new Set<(change: McpToolsChange) => void>();
-  private readonly pending = new Map<string, Listing>();
   private readonly warned = new Set<string>();
   private readonly logger: Logger;
   private startedOnce = false;
-  private ready = false;
+  private closed = false;
+  /** While `start()` runs, the first listings' warnings go to its report (not the log). */
+  private starting = false;
+  private readonly startWarnings: string[] = [];
 
   constructor(
     private readonly servers: Readonly<Record<string, McpServerConfig>>,
@@ -108,23 +111,23 @@ export class McpHub {
     }
   }
 
-  /** Starts every server in parallel; resolves when each is up or has failed once. */
+  /**
+   * Starts every server in parallel; resolves when each is up or has failed
+   * once, with the tools made so far and the warnings of that first round.
+   * Listeners hear of each server's tools as it lists them, before then.
+   */
   async start(): Promise<McpStartReport> {
     if (this.startedOnce) throw new Error("McpHub.start() was already called");
     this.startedOnce = true;
+    this.starting = true;
     const failures = await Promise.all(this.connections.map((c) => c.start()));
-    const warnings: string[] = [];
+    this.starting = false;
+    const warnings = this.startWarnings.splice(0);
     this.connections.forEach((c, i) => {
       const reason = failures[i];
-      if (reason) warnings.push(`MCP server "${c.name}" did not start (${reason}); it is retried in the background`);
+      // Closed while it started (the gateway stops): nothing is retried, and nothing to warn of.
+      if (reason && !this.closed) warnings.push(`MCP server "${c.name}" did not start (${reason}); it is retried in the background`);
     });
-    // Listings are applied in config order, so which of two clashing tools wins does not depend on timing.
-    for (const c of this.connections) {
-      const listing = this.pending.get(c.name);
-      if (listing) warnings.push(...this.apply(c.name, listing).warnings);
-    }
-    this.pending.clear();
-    this.ready = true;
     return { tools: this.tools(), warnings };
   }
 
@@ -148,7 +151,7 @@ export class McpHub {
     return out;
   }
 
-  /** Calls `listener` for every change after `start()` resolved; returns the unsubscribe function. */
+  /** Calls `listener` for every change from now on (a server's first listing too); returns the unsubscribe function. */
   onToolsChanged(listener: (change: McpToolsChange) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -156,19 +159,17 @@ export class McpHub {
 
   /** Stops every server (and its process) and every pending restart. */
   async close(): Promise<void> {
+    this.closed = true;
     this.listeners.clear();
     await Promise.all(this.connections.map((c) => c.close()));
   }
 
   private listed(server: string, listing: Listing): void {
-    if (!this.ready) {
-      this.pending.set(server, listing);
-      return;
-    }
     const change = this.apply(server, listing);
-    for (const warning of change.warnings) this.logger.warn(warning);
+    if (this.starting) this.startWarnings.push(...change.warnings);
+    else for (const warning of change.warnings) this.logger.warn(warning);
     if (change.added.length + change.removed.length + change.changed.length === 0) return;
-    this.logger.info(`MCP server "${server}" changed its tools`, {
+    this.logger.info(`MCP server "${server}" ${this.starting ? "is up" : "changed its tools"}`, {
       added: change.added.map((t) => t.name),
       removed: change.removed,
       changed: change.changed,

@@ -6,6 +6,7 @@ import type { MessageObserver } from "../../runtime/streams/message-stream.js";
 import type { MessageOutcome } from "../../runtime/options.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { joinSignals } from "../../signals.js";
+import { departureProbe } from "../departures.js";
 import { failureOf } from "../errors.js";
 import { openAiErrorBody } from "../errors.js";
 import { readJson } from "../read-json.js";
@@ -46,9 +47,16 @@ export function mountOpenAi(app: Hono, runtime: Runtime, streams: SseOptions & {
     if (request.stream) return streamed(c, runtime, request, meta, streams);
     const content = new AssistantContent();
     let text = "";
-    const outcome = await run(runtime, request, c.req.raw.signal, (event) => {
-      text += content.add(event);
-    });
+    const outcome = await run(
+      runtime,
+      request,
+      c.req.raw.signal,
+      (event) => {
+        text += content.add(event);
+      },
+      // While its turn waits for the session's turn before it, a client that went away is found (and its turn let go of).
+      departureProbe(c.env),
+    );
     text += content.end(outcome);
     return c.json(completion(meta, text, outcome));
   });
@@ -91,9 +99,15 @@ function check(runtime: Runtime, request: CompletionRequest): void {
 }
 
 /** The message: on the session the request names, or as a stateless conversation released when it ends. */
-function run(runtime: Runtime, request: CompletionRequest, signal: AbortSignal, onEvent: MessageObserver): Promise<MessageOutcome> {
+function run(
+  runtime: Runtime,
+  request: CompletionRequest,
+  signal: AbortSignal,
+  onEvent: MessageObserver,
+  onQueued?: (waiting: boolean) => void,
+): Promise<MessageOutcome> {
   const input = inputOf(request);
-  if (input.session) return runtime.handleMessage({ ...input.session, signal, onEvent });
+  if (input.session) return runtime.handleMessage({ ...input.session, signal, onEvent, ...(onQueued ? { onQueued } : {}) });
   return runtime.converse({ ...input.conversation, signal, onEvent });
 }
 

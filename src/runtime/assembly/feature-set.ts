@@ -1,3 +1,4 @@
+import { toolVariableName } from "../../config/env.js";
 import { sectionsOf } from "../../config/layout.js";
 import { ConfigError, messageOf } from "../../errors.js";
 import type { Command } from "../../port/command.js";
@@ -13,7 +14,8 @@ type Step = () => Promise<void> | void;
 /**
  * What the features contributed, collected once: their tools (with origins
  * and per-agent forms), commands, per-session state, routes, warnings and
- * what each offers its embedder (`api`), and their lifecycle: `start` when
+ * what each offers its embedder (`api`), and their lifecycle: `connect`
+ * (MCP servers reached, their tools added as they come) and `start` when
  * the gateway listens (chat channels begin to take input), `stopInput`
  * first on shutdown, `close` last. Each feature is set up with the host
  * capabilities it asked for and nothing else, and its own config sections.
@@ -27,7 +29,10 @@ export class FeatureSet {
   readonly readPaths: string[] = [];
   readonly prompt: PromptSection[] = [];
   readonly warnings: string[] = [];
+  /** Name prefixes of tools that arrive later (`laterTools`). */
+  readonly laterTools: string[] = [];
   private readonly starters: { name: string; start: Step }[] = [];
+  private readonly connectors: { name: string; connect: () => Promise<readonly string[]> | readonly string[] }[] = [];
   private readonly stoppers: Step[] = [];
   private readonly closers: Step[] = [];
   private readonly apis = new Map<Feature, unknown>();
@@ -66,6 +71,8 @@ export class FeatureSet {
         this.prompt.push(section);
       }
       this.warnings.push(...(parts.warnings ?? []));
+      this.laterTools.push(...(parts.laterTools ?? []));
+      if (parts.connect) this.connectors.push({ name: feature.name, connect: parts.connect.bind(parts) });
       if (parts.start) this.starters.push({ name: feature.name, start: parts.start.bind(parts) });
       if (parts.stop) this.stoppers.push(parts.stop.bind(parts));
       if (parts.close) this.closers.push(parts.close.bind(parts));
@@ -95,6 +102,19 @@ export class FeatureSet {
     this.started = true;
     const results = await Promise.allSettled(this.starters.map(async ({ start }) => start()));
     return results.flatMap((result, i) => (result.status === "rejected" ? [`${this.starters[i]!.name} did not start: ${messageOf(result.reason)}`] : []));
+  }
+
+  /** Whether a tool of this name may arrive later (it starts with one of `laterTools`), or a variable's spelling of one (`toolVariableName`). */
+  arrivesLater(name: string): boolean {
+    return this.laterTools.some((prefix) => name.startsWith(prefix) || name.startsWith(toolVariableName(prefix)));
+  }
+
+  /** Each feature's `connect`, all at once: their warnings, and one for each that failed, naming it. */
+  async connect(): Promise<string[]> {
+    const results = await Promise.allSettled(this.connectors.map(async ({ connect }) => connect()));
+    return results.flatMap((result, i) =>
+      result.status === "rejected" ? [`${this.connectors[i]!.name} did not connect: ${messageOf(result.reason)}`] : [...result.value],
+    );
   }
 
   /** Stops the features' input (chat channels stop polling), so no new message arrives. */

@@ -3,7 +3,8 @@ import { AbortedError, RequestError, messageOf } from "../../errors.js";
 import type { DeliveryOrigin, EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import { CHAT_ID, parseSessionKey, rootKey, sessionKeyFor } from "../../session/key.js";
-import type { TurnOrder } from "../../session/turn-order.js";
+import { utf8Bytes } from "../../session/size.js";
+import type { TurnQueue, Waiting } from "../../session/turn-queue.js";
 import { joinSignals } from "../../signals.js";
 import type { BackgroundTurns } from "./background-turns.js";
 import type { CommandRegistry } from "./commands.js";
@@ -21,7 +22,8 @@ export interface PipelineParts {
   turns: TurnRunner;
   events: EventBus;
   outbox: SessionOutbox;
-  locks: TurnOrder;
+  /** The per-session queue in front of the turn order: a user's turn waits there, bounded, and leaves it when its client goes away. */
+  locks: TurnQueue;
   stops: StopBoard;
   background: BackgroundTurns;
   work: Work;
@@ -72,7 +74,7 @@ export class MessagePipeline {
   async run(
     agent: AgentDefinition,
     sessionKey: string,
-    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling" | "clientTools" | "toolResults">,
+    input: Pick<MessageInput, "text" | "images" | "signal" | "onEvent" | "sampling" | "clientTools" | "toolResults" | "onQueued">,
     oneTurn = false,
   ): Promise<MessageOutcome> {
     const { commands, turns, events, outbox, stops } = this.parts;
@@ -135,7 +137,15 @@ export class MessagePipeline {
         watch?.close();
       }
     };
-    const task = stop ? this.inTurn(sessionKey, work) : work();
+    // A turn waits its session's turn bounded (count and bytes), and leaves the queue unrun, letting go of its input, once the client (or /stop, or shutdown) ends it.
+    const task = stop
+      ? this.inTurn(sessionKey, work, {
+          bounded: true,
+          bytes: inputBytes(input.text, images, input.toolResults),
+          signal,
+          ...(input.onQueued ? { onWaiting: input.onQueued } : {}),
+        })
+      : work();
     this.parts.work.track(task);
     try {
       return { agentId: agent.id, sessionKey, delivered, ...(await task) };
@@ -166,13 +176,25 @@ export class MessagePipeline {
     }
   }
 
-  /** `work` once the session's turns before it ended, counted as queued meanwhile. */
-  private inTurn<T>(sessionKey: string, work: () => Promise<T>): Promise<T> {
+  /** `work` once the session's turns before it ended, counted as queued meanwhile (until it runs, or leaves the queue). */
+  private inTurn<T>(sessionKey: string, work: () => Promise<T>, waiting?: Waiting): Promise<T> {
     const started = this.parts.work.queue();
-    return this.parts.locks.run(sessionKey, () => {
+    let queued: Promise<T>;
+    try {
+      queued = this.parts.locks.run(
+        sessionKey,
+        () => {
+          started();
+          return work();
+        },
+        waiting,
+      );
+    } catch (error) {
+      // Refused (the session's queue is full): it never waited.
       started();
-      return work();
-    });
+      throw error;
+    }
+    return queued.finally(started);
   }
 
   /** The session's stop switch joined with shutdown; held until released. */
@@ -215,4 +237,12 @@ export class MessagePipeline {
     this.parts.work.track(task);
     return task;
   }
+}
+
+/** Bytes of input a waiting turn holds: its text, its images' URLs, the client's tool results. */
+function inputBytes(text: string, images: readonly ImageInput[], toolResults: readonly { content: string }[] | undefined): number {
+  let bytes = utf8Bytes(text);
+  for (const image of images) bytes += image.url.length;
+  for (const result of toolResults ?? []) bytes += utf8Bytes(result.content);
+  return bytes;
 }

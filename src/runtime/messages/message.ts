@@ -23,6 +23,8 @@ export interface MessageInput {
   clientTools?: readonly ToolSpec[];
   /** The client's results of the calls the last message ended with: the turn goes on from them (`text` is then unused). */
   toolResults?: readonly { toolCallId: string; content: string }[];
+  /** Told `true` when the message starts waiting for its session's turn before it, `false` when it stops (it runs, or it left the queue). */
+  onQueued?: (waiting: boolean) => void;
 }
 
 /**

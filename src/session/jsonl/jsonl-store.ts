@@ -3,6 +3,7 @@ import { ConfigError, PicoclawError, messageOf } from "../../errors.js";
 import type { ChatMessage } from "../../models/message.js";
 import { type Timer, realTimer } from "../../signals.js";
 import type { HistoryPage, HistoryStore, SessionInfo } from "../history.js";
+import { type HistoryTail, readHistoryTail } from "./history-tail.js";
 import { isTransientKey } from "../key.js";
 import { KeyQueue } from "../key-queue.js";
 import { type AppendOutcome, DEFAULT_HISTORY_LIMITS, SessionCache, type SessionCacheOptions } from "../session-cache.js";
@@ -167,12 +168,11 @@ export class JsonlHistoryStore implements HistoryStore {
   async page(sessionKey: string, limit: number): Promise<HistoryPage> {
     if (isTransientKey(sessionKey) || this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
     // Reading is not using: an evicted session is read from its file and stays out of memory,
-    // at most max_disk_reads of them at once (each is a file parsed whole while it is read).
+    // at most max_disk_reads of them at once, each from the file's end (its last exchanges, not the file).
     return this.diskReads.runExclusive(() =>
       this.serial(sessionKey, async () => {
         if (this.cache.has(sessionKey)) return this.cache.page(sessionKey, limit);
-        const kept = this.bounded((await this.read(sessionKey))?.messages ?? []);
-        return { messages: kept.slice(-Math.max(1, limit)), total: kept.length };
+        return this.pageFromFile(sessionKey, Math.max(1, limit));
       }),
     );
   }
@@ -391,9 +391,53 @@ export class JsonlHistoryStore implements HistoryStore {
 
   /** What the session keeps of `messages` (its limits applied), without touching memory's cache. */
   private bounded(messages: readonly ChatMessage[]): ChatMessage[] {
+    return this.withinLimits(messages).messages;
+  }
+
+  /** The same, and whether the limits left anything out (an older exchange, or the last one cut to fit). */
+  private withinLimits(messages: readonly ChatMessage[]): { messages: ChatMessage[]; trimmed: boolean } {
     const scratch = new SessionCache({ ...this.opts, maxSessions: 1, maxTotalBytes: Number.POSITIVE_INFINITY });
-    scratch.restore("", messages, 0);
-    return scratch.get("");
+    const outcome = scratch.restore("", messages, 0);
+    return { messages: scratch.get(""), trimmed: outcome.dropped > 0 || outcome.fitted };
+  }
+
+  /**
+   * The last `limit` messages of a session not in memory, read from its
+   * file's end (history-tail.ts: the bytes of its last exchanges, not the
+   * whole file), and how many it holds: known when the read reached back
+   * far enough to tell, or from what the store knows (its count, or a meta
+   * file that still matches the file); else the file is read whole once
+   * and its count kept.
+   */
+  private async pageFromFile(sessionKey: string, limit: number): Promise<HistoryPage> {
+    this.ensureOpen();
+    const name = fileNameOf(sessionKey);
+    const file = await this.files.openToRead(name);
+    if (!file) {
+      this.stored.delete(sessionKey);
+      return { messages: [], total: 0 };
+    }
+    let tail: HistoryTail;
+    try {
+      tail = await readHistoryTail(file, limit, { fileName: this.files.historyFile(name), bound: (messages) => this.withinLimits(messages) });
+    } finally {
+      await file.close();
+    }
+    const messages = tail.messages.slice(-limit);
+    const entry = this.stored.get(sessionKey);
+    if (tail.whole) {
+      if (entry) entry.count = tail.messages.length;
+      return { messages, total: tail.messages.length };
+    }
+    const known = entry && (entry.count ?? (await countFromMeta(this.files, sessionKey, fileNameOf(entry.key)))?.count);
+    if (known !== undefined) {
+      if (entry) entry.count = known;
+      return { messages, total: Math.max(known, messages.length) };
+    }
+    const kept = this.bounded((await this.read(sessionKey))?.messages ?? []);
+    const read = this.stored.get(sessionKey);
+    if (read) read.count = kept.length;
+    return { messages: kept.slice(-limit), total: kept.length };
   }
 
   /** Removes a session for the folder's budget, unless its file changed since the census found it or a turn holds it. */

@@ -4,6 +4,7 @@ import path from "node:path";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { agentOfKey, parseSessionKey } from "../key.js";
 import { fileNameOf, keyOfFileName } from "./file-names.js";
+import type { TailFile } from "./history-tail.js";
 import { Journal } from "./journal.js";
 import { replayJournal } from "./journal-replay.js";
 import { StorageError } from "./storage-error.js";
@@ -178,6 +179,46 @@ export class SessionFiles {
     } catch (error) {
       if (missing(error)) return undefined;
       throw new StorageError("read", this.historyFile(name), error);
+    }
+  }
+
+  /**
+   * The history file open for reading at any place (a history page read
+   * from its end: history-tail.ts), never through a symlink; undefined when
+   * there is none. Close it when done.
+   */
+  async openToRead(name: string): Promise<(TailFile & { close(): Promise<void> }) | undefined> {
+    const file = this.historyFile(name);
+    let handle: FileHandle;
+    try {
+      handle = await open(file, constants.O_RDONLY | NOFOLLOW);
+    } catch (error) {
+      if (missing(error)) return undefined;
+      throw new StorageError("read", file, error);
+    }
+    try {
+      const { size } = await handle.stat();
+      return {
+        size,
+        read: async (position, length) => {
+          const bytes = Buffer.alloc(length);
+          let got = 0;
+          try {
+            while (got < length) {
+              const { bytesRead } = await handle.read(bytes, got, length - got, position + got);
+              if (bytesRead === 0) break;
+              got += bytesRead;
+            }
+          } catch (error) {
+            throw new StorageError("read", file, error);
+          }
+          return bytes.subarray(0, got);
+        },
+        close: () => handle.close(),
+      };
+    } catch (error) {
+      await handle.close();
+      throw new StorageError("read", file, error);
     }
   }
 

@@ -96,7 +96,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => value !==
 const isContent = (value: unknown) => typeof value === "string" || (Array.isArray(value) && value.every(isObject));
 
 /** Why a parsed line is not a message we could send again, or undefined when it is one. */
-function messageProblem(value: unknown): string | undefined {
+export function messageProblem(value: unknown): string | undefined {
   if (!isObject(value)) return "not an object";
   switch (value.role) {
     case "system":
