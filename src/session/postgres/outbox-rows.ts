@@ -1,0 +1,224 @@
+import { z } from "zod";
+import type { OutboxItem } from "../subscription.js";
+import type { PgDatabase } from "./database.js";
+import { LISTENER_NAME } from "./pg-stops.js";
+
+/** The channel every gateway LISTENs to for new rows of `picoclaw_outbox`: the payload is `<origin gateway> <row id> <session key>`. */
+export const OUTBOX_CHANNEL = "picoclaw_outbox";
+
+/**
+ * A row's state:
+ * - `live`: a notice or a chat response's own delivery: shown by every stream that gets it, never kept;
+ * - `waiting`: a delivery no stream holds: kept, handed out once (to the next stream that opens, or a chat response);
+ * - `held`: a delivery the streams of one gateway (`holder`) have queued; back to `waiting` if they close without showing it;
+ * - `shown`: a stream showed it;
+ * - `taken`: handed out with a chat response.
+ * Every row stays for the replay (`Last-Event-ID`) within the table's bounds.
+ */
+export type RowState = "live" | "waiting" | "held" | "shown" | "taken";
+
+export interface NewRow {
+  sessionKey: string;
+  item: OutboxItem;
+  bytes: number;
+  state: "live" | "waiting" | "held";
+}
+
+export interface Row {
+  id: string;
+  sessionKey: string;
+  item: OutboxItem;
+  bytes: number;
+  /** Its state before this call changed it. */
+  state: RowState;
+  /** This call made it held by this gateway. */
+  mine: boolean;
+}
+
+/** An item as a row holds it (JSON written by a gateway; read back through this). */
+const itemSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("delivery"), from: z.string(), text: z.string() }),
+  z.object({ type: z.literal("notice"), event: z.string(), data: z.record(z.string(), z.unknown()) }),
+]);
+
+const STATES = new Set<RowState>(["live", "waiting", "held", "shown", "taken"]);
+
+/** What the table holds at most, per session and in all; the oldest rows go first. */
+export interface TableBounds {
+  /** Rows of one session kept for its replay (every state but waiting and held). */
+  replay: { maxItems: number; maxBytes: number };
+  /** Waiting rows of one session (kept deliveries). */
+  kept: { maxItems: number; maxBytes: number };
+  /** Rows of every session together (held ones aside). */
+  total: { maxItems: number; maxBytes: number };
+}
+
+interface RawRow {
+  id: string;
+  session_key: string;
+  item: unknown;
+  bytes: number;
+  state: string;
+  mine: boolean;
+}
+
+/** Rows of a session key that a stream may take: waiting, or held by a gateway that is gone (its LISTEN connection is not in pg_stat_activity). */
+const CLAIMABLE = `(state = 'waiting' OR (state = 'held' AND holder IS DISTINCT FROM $2 AND NOT EXISTS (
+  SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = '${LISTENER_NAME}' || picoclaw_outbox.holder)))`;
+
+/** The claimed rows (now held by this gateway) among those asked for, and the others as they were. */
+const CLAIMED_OR_ASKED = (claim: string, asked: string) => `
+  WITH claimed AS (UPDATE picoclaw_outbox SET state = 'held', holder = $2 WHERE ${claim} RETURNING id)
+  SELECT o.id::text AS id, o.session_key, o.item, o.bytes, o.state, (c.id IS NOT NULL) AS mine
+  FROM picoclaw_outbox o LEFT JOIN claimed c ON c.id = o.id WHERE ${asked} ORDER BY o.id`;
+
+/**
+ * The statements of the outbox table (`picoclaw_outbox`, migration 2): a
+ * row per item a session was sent, its id the event id every gateway's
+ * streams give it (a bigserial: unique across the fleet, growing), each
+ * new row NOTIFYed with a small payload (the row is read by its id).
+ */
+export class OutboxRows {
+  constructor(
+    private readonly db: Pick<PgDatabase, "query">,
+    /** This gateway's id: the `holder` of what its streams hold, the `origin` of what it writes. */
+    private readonly gateway: string,
+  ) {}
+
+  /** Writes new rows and NOTIFYs each; resolves with their ids, in order. */
+  async insert(rows: readonly NewRow[]): Promise<string[]> {
+    const written = await this.db.query<{ id: string }>(
+      "writing deliveries to the outbox",
+      `WITH ins AS (
+         INSERT INTO picoclaw_outbox (session_key, item, bytes, state, holder, origin)
+         SELECT t.k, t.i::json, t.b, t.s, CASE WHEN t.s = 'held' THEN $5 END, $5
+         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) WITH ORDINALITY AS t(k, i, b, s, n) ORDER BY t.n
+         RETURNING id, session_key)
+       SELECT id::text AS id, pg_notify($6, $5 || ' ' || id || ' ' || session_key) FROM ins ORDER BY ins.id`,
+      [
+        rows.map((row) => row.sessionKey),
+        rows.map((row) => JSON.stringify(row.item)),
+        rows.map((row) => row.bytes),
+        rows.map((row) => row.state),
+        this.gateway,
+        OUTBOX_CHANNEL,
+      ],
+    );
+    return written.map((row) => row.id);
+  }
+
+  /** The rows of these ids (another gateway's, NOTIFYed): the waiting ones are now held by this gateway. */
+  async claimByIds(ids: readonly string[]): Promise<Row[]> {
+    return this.read("reading deliveries other gateways wrote", CLAIMED_OR_ASKED("id = ANY($1::bigint[]) AND state = 'waiting'", "o.id = ANY($1::bigint[])"), [
+      ids,
+      this.gateway,
+    ]);
+  }
+
+  /** Other gateways' rows of these sessions after `after` (what a lost LISTEN connection missed); the waiting ones now held here. */
+  async claimAfter(after: string, sessionKeys: readonly string[]): Promise<Row[]> {
+    return this.read(
+      "reading what other gateways wrote while this one was not listening",
+      CLAIMED_OR_ASKED(
+        "id > $1::bigint AND session_key = ANY($3::text[]) AND origin <> $2 AND state = 'waiting'",
+        "o.id > $1::bigint AND o.session_key = ANY($3::text[]) AND o.origin <> $2",
+      ),
+      [after, this.gateway, sessionKeys],
+    );
+  }
+
+  /** What a stream that opens starts with: the session's claimable rows (now held here), and with `after` every row after it. */
+  async opening(sessionKey: string, after: string | undefined): Promise<Row[]> {
+    return this.read(
+      `reading the deliveries kept for ${sessionKey}`,
+      CLAIMED_OR_ASKED(`session_key = $1 AND ${CLAIMABLE}`, "o.session_key = $1 AND (c.id IS NOT NULL OR o.id > $3::bigint)"),
+      [sessionKey, this.gateway, after ?? null],
+    );
+  }
+
+  /** The session's claimable rows, now taken (handed out with a chat response), oldest first. */
+  async take(sessionKey: string): Promise<Row[]> {
+    const rows = await this.read(
+      `taking the deliveries kept for ${sessionKey}`,
+      `UPDATE picoclaw_outbox SET state = 'taken', holder = NULL WHERE session_key = $1 AND ${CLAIMABLE}
+       RETURNING id::text AS id, session_key, item, bytes, 'waiting' AS state, false AS mine`,
+      [sessionKey, this.gateway],
+    );
+    return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  }
+
+  /** Rows a stream showed: no longer kept. */
+  async shown(ids: readonly string[]): Promise<void> {
+    await this.db.query(
+      "recording deliveries shown",
+      "UPDATE picoclaw_outbox SET state = 'shown', holder = NULL WHERE id = ANY($1::bigint[]) AND state IN ('waiting', 'held')",
+      [ids],
+    );
+  }
+
+  /** Rows this gateway's streams held and did not show: waiting again, for any gateway. */
+  async giveBack(ids: readonly string[]): Promise<void> {
+    await this.db.query(
+      "giving back deliveries no stream showed",
+      "UPDATE picoclaw_outbox SET state = 'waiting', holder = NULL WHERE id = ANY($1::bigint[]) AND state = 'held' AND holder = $2",
+      [ids, this.gateway],
+    );
+  }
+
+  /** Forgets a session's rows (/clear). */
+  async forget(sessionKey: string): Promise<void> {
+    await this.db.query(`forgetting the deliveries of ${sessionKey}`, "DELETE FROM picoclaw_outbox WHERE session_key = $1", [sessionKey]);
+  }
+
+  /** Drops the oldest rows of these sessions past their bounds; resolves with the waiting ones dropped, per session. */
+  async prune(sessionKeys: readonly string[], bounds: TableBounds): Promise<Map<string, number>> {
+    const { replay, kept } = bounds;
+    const rows = await this.db.query<{ session_key: string; state: string }>(
+      "keeping the outbox within its bounds",
+      `DELETE FROM picoclaw_outbox o USING (
+         SELECT id,
+           row_number() OVER (PARTITION BY session_key ORDER BY id DESC) AS n,
+           sum(bytes) OVER (PARTITION BY session_key ORDER BY id DESC) AS b,
+           row_number() OVER (PARTITION BY session_key, state ORDER BY id DESC) AS kn,
+           sum(bytes) OVER (PARTITION BY session_key, state ORDER BY id DESC) AS kb
+         FROM picoclaw_outbox WHERE session_key = ANY($1::text[])) r
+       WHERE o.id = r.id AND o.state <> 'held' AND (
+         (o.state <> 'waiting' AND r.n > 1 AND (r.n > $2 OR r.b > $3))
+         OR (o.state = 'waiting' AND r.kn > 1 AND (r.kn > $4 OR r.kb > $5)))
+       RETURNING o.session_key, o.state`,
+      [sessionKeys, replay.maxItems, replay.maxBytes, kept.maxItems, kept.maxBytes],
+    );
+    return droppedWaiting(rows);
+  }
+
+  /** Drops the oldest rows of the whole table past its bounds (a full scan: called now and then); the waiting ones dropped, per session. */
+  async pruneAll(bounds: TableBounds): Promise<Map<string, number>> {
+    const rows = await this.db.query<{ session_key: string; state: string }>(
+      "keeping the outbox within its bounds",
+      `DELETE FROM picoclaw_outbox o USING (
+         SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS b FROM picoclaw_outbox WHERE state <> 'held' WINDOW w AS (ORDER BY id DESC)) r
+       WHERE o.id = r.id AND o.state <> 'held' AND r.n > 1 AND (r.n > $1 OR r.b > $2)
+       RETURNING o.session_key, o.state`,
+      [bounds.total.maxItems, bounds.total.maxBytes],
+    );
+    return droppedWaiting(rows);
+  }
+
+  private async read(what: string, text: string, values: unknown[]): Promise<Row[]> {
+    const raw = await this.db.query<RawRow>(what, text, values);
+    const rows: Row[] = [];
+    for (const row of raw) {
+      const item = itemSchema.safeParse(row.item);
+      // A row this gateway cannot read (written by a newer one?) is passed over: nothing else depends on it.
+      if (!item.success || !STATES.has(row.state as RowState)) continue;
+      rows.push({ id: row.id, sessionKey: row.session_key, item: item.data, bytes: row.bytes, state: row.state as RowState, mine: row.mine });
+    }
+    return rows;
+  }
+}
+
+function droppedWaiting(rows: readonly { session_key: string; state: string }[]): Map<string, number> {
+  const dropped = new Map<string, number>();
+  for (const row of rows) if (row.state === "waiting") dropped.set(row.session_key, (dropped.get(row.session_key) ?? 0) + 1);
+  return dropped;
+}
