@@ -108,6 +108,8 @@ export class Outbox implements SessionOutbox {
   private keptItems = 0;
   private keptBytes = 0;
   private readonly replay: ReplayBuffer;
+  /** Event streams (a client may come back to them), as against chat channels' feeds. */
+  private readonly resumable = new WeakSet<Subscription>();
   private readonly queueLimits: QueueLimits;
   private nextId: number;
 
@@ -128,6 +130,7 @@ export class Outbox implements SessionOutbox {
     const kept = this.takeKept(sessionKey);
     const missed = options.after === undefined ? [] : this.replay.since(sessionKey, options.after).map((e) => envelopeOf(e.id, e.item, false, e.bytes));
     for (const envelope of inIdOrder([...kept, ...missed])) subscription.offer(envelope, true);
+    this.resumable.add(subscription);
     this.replay.watch(sessionKey);
     return subscription;
   }
@@ -161,8 +164,8 @@ export class Outbox implements SessionOutbox {
   publish(sessionKey: string, item: OutboxItem, keep = false): void {
     const envelope = envelopeOf(String(this.nextId++), item, keep);
     const open = this.subscribers.get(sessionKey);
-    // A session with a stream open stays among those replayed, however many others were touched since.
-    if (open) this.replay.watch(sessionKey);
+    // A session with an event stream open stays among those replayed, however many others were touched since.
+    if (open && [...open].some((s) => this.resumable.has(s))) this.replay.watch(sessionKey);
     this.replay.record(sessionKey, envelope);
     for (const subscription of [...(open ?? [])]) subscription.offer(envelope);
     if (envelope.holders === 0) this.keep(sessionKey, [envelope]);

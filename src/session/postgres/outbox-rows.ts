@@ -72,6 +72,12 @@ const CLAIMED_OR_ASKED = (claim: string, asked: string) => `
   SELECT o.id::text AS id, o.session_key, o.item, o.bytes, o.state, (c.id IS NOT NULL) AS mine
   FROM picoclaw_outbox o LEFT JOIN claimed c ON c.id = o.id WHERE ${asked} ORDER BY o.id`;
 
+/** What the outbox does with its table (OutboxRows; tests give one in memory). */
+export type OutboxTable = Pick<
+  OutboxRows,
+  "insert" | "claimByIds" | "claimAfter" | "opening" | "take" | "shown" | "giveBack" | "forget" | "prune" | "pruneAll"
+>;
+
 /**
  * The statements of the outbox table (`picoclaw_outbox`, migration 2): a
  * row per item a session was sent, its id the event id every gateway's

@@ -23,7 +23,7 @@ import {
   pump,
 } from "../outbox.js";
 import type { CloseReason } from "../subscription.js";
-import type { NewRow, OutboxRows, Row, TableBounds } from "./outbox-rows.js";
+import type { NewRow, OutboxTable, Row, TableBounds } from "./outbox-rows.js";
 
 /**
  * What the outbox table holds at most: what the in-process outbox would
@@ -47,7 +47,7 @@ const RECENT_IDS = 4_096;
 const RETRY = { firstMs: 1_000, lastMs: 30_000 };
 
 export interface PgOutboxParts {
-  rows: OutboxRows;
+  rows: OutboxTable;
   /** This gateway's id (the rows' origin and holder). */
   gateway: string;
   logger: Logger;
@@ -90,7 +90,7 @@ interface Pending {
  */
 export class PgOutbox implements SessionOutbox {
   private readonly subscribers = new Map<string, Set<Subscription>>();
-  private readonly rows: OutboxRows;
+  private readonly rows: OutboxTable;
   private readonly bounds: TableBounds;
   private readonly queueLimits: QueueLimits;
   private writes: Pending[] = [];
