@@ -26,8 +26,8 @@ export interface Envelope {
   readonly item: OutboxItem;
   /** UTF-8 bytes of the item's text. */
   readonly bytes: number;
-  /** A delivery the session keeps when no stream shows it. */
-  readonly keep: boolean;
+  /** A delivery the session keeps when no stream shows it (a stream holding a twin of it, the same item read twice, takes this on). */
+  keep: boolean;
   /** Streams that have it queued. */
   holders: number;
   /** Whether a stream has handed it to its client. */
@@ -93,6 +93,8 @@ export class Subscription implements SessionStream {
   private state: "open" | "finishing" | "closed" = "open";
   private wake: (() => void) | undefined;
   private last: string | undefined;
+  /** What it started with (catchUp), by id: the same items offered later are not queued again. */
+  private startedWith: Map<string, Envelope> | undefined;
   /** Called once when the queue overflows (the stream's client stopped reading); the subscription is closed by then. */
   onOverflow: (() => void) | undefined;
 
@@ -116,6 +118,12 @@ export class Subscription implements SessionStream {
    */
   offer(envelope: Envelope, force = false): boolean {
     if (this.state !== "open") return false;
+    // An item it started with, arriving again (read once for the stream, once as it came): it has it already.
+    const twin = this.startedWith?.get(envelope.id);
+    if (twin) {
+      this.adopt(twin, envelope);
+      return true;
+    }
     const count = this.queue.length + (this.arriving?.length ?? 0);
     const full = count >= this.limits.maxItems || this.queuedBytes + envelope.bytes > this.limits.maxBytes;
     if (full && count > 0 && !force) {
@@ -130,27 +138,52 @@ export class Subscription implements SessionStream {
   }
 
   /**
-   * What the stream starts with (kept deliveries, what its client missed),
-   * in order, then what arrived meanwhile that is not among them. False
+   * What the stream starts with (kept deliveries, what its client missed)
+   * and what arrived meanwhile that is not among them, in the order of
+   * their ids. False
    * when it was closed meanwhile: the caller gives `first` back.
    */
   catchUp(first: readonly Envelope[]): boolean {
     const arrived = this.arriving ?? [];
     this.arriving = undefined;
     if (this.state === "closed") return false;
-    const ids = new Set(first.map((envelope) => envelope.id));
+    const byId = new Map(first.map((envelope) => [envelope.id, envelope]));
+    const fresh: Envelope[] = [];
     for (const envelope of arrived) {
       this.queuedBytes -= envelope.bytes;
-      envelope.holders--;
+      const twin = byId.get(envelope.id);
+      if (twin) this.adopt(twin, envelope);
+      else {
+        envelope.holders--;
+        fresh.push(envelope);
+      }
     }
     const finishing = this.state === "finishing";
     // A stream finished meanwhile (the gateway stopping) still hands out what it starts with.
     if (finishing) this.state = "open";
-    for (const envelope of first) this.offer(envelope, true);
-    for (const envelope of arrived) if (!ids.has(envelope.id)) this.offer(envelope, true);
+    // In the order of their ids: what arrived meanwhile may be older than what it starts with (read a moment later).
+    const all = [...first, ...fresh];
+    all.sort((a, b) => (a.id === b.id ? 0 : idAfter(a.id, b.id) ? 1 : -1));
+    for (const envelope of all) this.offer(envelope, true);
+    if (byId.size > 0) this.startedWith = new Map([...byId, ...fresh.map((envelope) => [envelope.id, envelope] as const)]);
     if (finishing) this.state = "finishing";
     this.signal();
     return true;
+  }
+
+  /**
+   * The same item a second time (`again`): the stream has it as `held`.
+   * `again` stays counted as held (through its twin), so its outbox does not
+   * keep it for the session; a delivery `again` was to be kept by makes the
+   * twin the one to give back if it is never shown.
+   */
+  private adopt(held: Envelope, again: Envelope): void {
+    if (again.keep && !held.keep && !held.shown) held.keep = true;
+    if (again.keep && held.shown && !again.shown) {
+      again.shown = true;
+      again.onShown?.(again);
+    }
+    if (again.holders === 0) again.holders = 1;
   }
 
   /** The oldest queued item, now counted as shown to the client; undefined when none is queued. */

@@ -135,6 +135,19 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
     expect(await c.outbox.drain(KEY)).toEqual([{ from: "agent", text: "never read" }]);
   });
 
+  it("what the streams of a gateway that died held is handed out again: its LISTEN connection is gone, so the rows are anyone's", async () => {
+    const url = await cluster.database();
+    const [a, b] = [await member(url), await member(url)];
+    const stuck = b.outbox.subscribe(KEY);
+    a.outbox.publish(KEY, delivery("held by B"), true);
+    await eventually(async () => expect((await rowsOf(url)).map((r) => r.state)).toEqual(["held"]));
+    expect(await a.outbox.drain(KEY)).toEqual([]);
+    // B dies: its streams never give the row back; the database only sees its LISTEN connection go.
+    await b.listener.close();
+    expect(await a.outbox.drain(KEY)).toEqual([{ from: "agent", text: "held by B" }]);
+    expect(stuck.ended).toBe(false);
+  });
+
   it("a stream that comes back with its Last-Event-ID, on another gateway, gets what it missed, also what another client's stream took", async () => {
     const url = await cluster.database();
     const [a, b] = [await member(url), await member(url)];

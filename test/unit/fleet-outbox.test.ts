@@ -54,6 +54,7 @@ class MemoryTable {
       return view(row, before, mine);
     };
     return {
+      newest: async () => String(this.next - 1),
       insert: async (rows: readonly NewRow[]) => {
         check();
         return rows.map((r) => {
@@ -73,7 +74,7 @@ class MemoryTable {
       opening: async (key, after) => {
         check();
         return this.rows
-          .filter((r) => r.sessionKey === key && (r.state === "waiting" || (after !== undefined && r.id > Number(after))))
+          .filter((r) => r.sessionKey === key && (r.state === "waiting" || r.id > Number(after)))
           .map((r) => (r.state === "waiting" ? claim(r) : view(r, r.state, false)));
       },
       take: async (key) => {

@@ -306,6 +306,20 @@ describe("a stream catching up (the outbox reads what it starts with)", () => {
     expect(stream.catchUp([envelope("1")])).toBe(false);
   });
 
+  it("the same delivery read twice (once as it was, once held for the session) is queued once; never shown, the held copy is given back", () => {
+    const given: Envelope[][] = [];
+    const stream = subscription(given);
+    const asItWas = envelope("4", "d", false);
+    stream.catchUp([asItWas]);
+    const held = envelope("4", "d", true);
+    expect(stream.offer(held)).toBe(true);
+    expect(stream.size).toBe(1);
+    // Counted as held through its twin: its outbox keeps nothing for it.
+    expect(held.holders).toBe(1);
+    stream.close();
+    expect(given.at(-1)!.map((e) => [e.id, e.keep, e.holders])).toEqual([["4", true, 0]]);
+  });
+
   it("a stream finished while catching up (the gateway stopping) still hands out what it starts with, then ends", () => {
     const stream = subscription();
     stream.finish();

@@ -62,6 +62,7 @@ export function fleetMember(db: PgDatabase, parts: FleetParts): FleetMember {
     ready: async () => {
       await db.ready();
       await listener.start();
+      await outbox.ready();
     },
     probe: () => db.probe(),
     close: async () => {

@@ -45,11 +45,11 @@ const STATES = new Set<RowState>(["live", "waiting", "held", "shown", "taken"]);
 
 /** What the table holds at most, per session and in all; the oldest rows go first. */
 export interface TableBounds {
-  /** Rows of one session kept for its replay (every state but waiting and held). */
+  /** Rows of one session kept for its replay (every state but waiting, and held by a live gateway). */
   replay: { maxItems: number; maxBytes: number };
   /** Waiting rows of one session (kept deliveries). */
   kept: { maxItems: number; maxBytes: number };
-  /** Rows of every session together (held ones aside). */
+  /** Rows of every session together (those a live gateway's streams hold aside). */
   total: { maxItems: number; maxBytes: number };
 }
 
@@ -62,20 +62,20 @@ interface RawRow {
   mine: boolean;
 }
 
-/** Rows of a session key that a stream may take: waiting, or held by a gateway that is gone (its LISTEN connection is not in pg_stat_activity). */
-const CLAIMABLE = `(state = 'waiting' OR (state = 'held' AND holder IS DISTINCT FROM $2 AND NOT EXISTS (
-  SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = '${LISTENER_NAME}' || picoclaw_outbox.holder)))`;
+/** Whether the gateway that holds row `o` is alive: its LISTEN connection is in pg_stat_activity. */
+const HOLDER_ALIVE = (o: string) =>
+  `EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = current_database() AND a.application_name = '${LISTENER_NAME}' || ${o}.holder)`;
 
-/** The claimed rows (now held by this gateway) among those asked for, and the others as they were. */
-const CLAIMED_OR_ASKED = (claim: string, asked: string) => `
-  WITH claimed AS (UPDATE picoclaw_outbox SET state = 'held', holder = $2 WHERE ${claim} RETURNING id)
-  SELECT o.id::text AS id, o.session_key, o.item, o.bytes, o.state, (c.id IS NOT NULL) AS mine
-  FROM picoclaw_outbox o LEFT JOIN claimed c ON c.id = o.id WHERE ${asked} ORDER BY o.id`;
+/** Rows of a session key that a stream may take: waiting, or held by a gateway that is gone. */
+const CLAIMABLE = `(state = 'waiting' OR (state = 'held' AND holder IS DISTINCT FROM $2 AND NOT ${HOLDER_ALIVE("picoclaw_outbox")}))`;
+
+/** Rows no live gateway's streams hold: those the bounds may drop. */
+const DROPPABLE = `NOT (o.state = 'held' AND ${HOLDER_ALIVE("o")})`;
 
 /** What the outbox does with its table (OutboxRows; tests give one in memory). */
 export type OutboxTable = Pick<
   OutboxRows,
-  "insert" | "claimByIds" | "claimAfter" | "opening" | "take" | "shown" | "giveBack" | "forget" | "prune" | "pruneAll"
+  "newest" | "insert" | "claimByIds" | "claimAfter" | "opening" | "take" | "shown" | "giveBack" | "forget" | "prune" | "pruneAll"
 >;
 
 /**
@@ -90,6 +90,12 @@ export class OutboxRows {
     /** This gateway's id: the `holder` of what its streams hold, the `origin` of what it writes. */
     private readonly gateway: string,
   ) {}
+
+  /** The highest row id there is ("0" for none). */
+  async newest(): Promise<string> {
+    const rows = await this.db.query<{ id: string }>("reading the outbox's newest id", "SELECT coalesce(max(id), 0)::text AS id FROM picoclaw_outbox");
+    return rows[0]?.id ?? "0";
+  }
 
   /** Writes new rows and NOTIFYs each; resolves with their ids, in order. */
   async insert(rows: readonly NewRow[]): Promise<string[]> {
@@ -115,30 +121,35 @@ export class OutboxRows {
 
   /** The rows of these ids (another gateway's, NOTIFYed): the waiting ones are now held by this gateway. */
   async claimByIds(ids: readonly string[]): Promise<Row[]> {
-    return this.read("reading deliveries other gateways wrote", CLAIMED_OR_ASKED("id = ANY($1::bigint[]) AND state = 'waiting'", "o.id = ANY($1::bigint[])"), [
-      ids,
-      this.gateway,
-    ]);
+    return this.claimThenRead(
+      "reading deliveries other gateways wrote",
+      "id = ANY($1::bigint[]) AND state = 'waiting'",
+      [ids, this.gateway],
+      "id = ANY($1::bigint[])",
+      [ids],
+    );
   }
 
   /** Other gateways' rows of these sessions after `after` (what a lost LISTEN connection missed); the waiting ones now held here. */
   async claimAfter(after: string, sessionKeys: readonly string[]): Promise<Row[]> {
-    return this.read(
+    const rows = "id > $1::bigint AND session_key = ANY($3::text[]) AND origin <> $2";
+    return this.claimThenRead(
       "reading what other gateways wrote while this one was not listening",
-      CLAIMED_OR_ASKED(
-        "id > $1::bigint AND session_key = ANY($3::text[]) AND origin <> $2 AND state = 'waiting'",
-        "o.id > $1::bigint AND o.session_key = ANY($3::text[]) AND o.origin <> $2",
-      ),
+      `${rows} AND state = 'waiting'`,
+      [after, this.gateway, sessionKeys],
+      rows,
       [after, this.gateway, sessionKeys],
     );
   }
 
-  /** What a stream that opens starts with: the session's claimable rows (now held here), and with `after` every row after it. */
-  async opening(sessionKey: string, after: string | undefined): Promise<Row[]> {
-    return this.read(
+  /** What a stream that opens starts with: the session's claimable rows (now held here), and every row after `after`. */
+  async opening(sessionKey: string, after: string): Promise<Row[]> {
+    return this.claimThenRead(
       `reading the deliveries kept for ${sessionKey}`,
-      CLAIMED_OR_ASKED(`session_key = $1 AND ${CLAIMABLE}`, "o.session_key = $1 AND (c.id IS NOT NULL OR o.id > $3::bigint)"),
-      [sessionKey, this.gateway, after ?? null],
+      `session_key = $1 AND ${CLAIMABLE}`,
+      [sessionKey, this.gateway],
+      "session_key = $1 AND id > $2::bigint",
+      [sessionKey, after],
     );
   }
 
@@ -188,7 +199,7 @@ export class OutboxRows {
            row_number() OVER (PARTITION BY session_key, state ORDER BY id DESC) AS kn,
            sum(bytes) OVER (PARTITION BY session_key, state ORDER BY id DESC) AS kb
          FROM picoclaw_outbox WHERE session_key = ANY($1::text[])) r
-       WHERE o.id = r.id AND o.state <> 'held' AND (
+       WHERE o.id = r.id AND ${DROPPABLE} AND (
          (o.state <> 'waiting' AND r.n > 1 AND (r.n > $2 OR r.b > $3))
          OR (o.state = 'waiting' AND r.kn > 1 AND (r.kn > $4 OR r.kb > $5)))
        RETURNING o.session_key, o.state`,
@@ -202,12 +213,36 @@ export class OutboxRows {
     const rows = await this.db.query<{ session_key: string; state: string }>(
       "keeping the outbox within its bounds",
       `DELETE FROM picoclaw_outbox o USING (
-         SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS b FROM picoclaw_outbox WHERE state <> 'held' WINDOW w AS (ORDER BY id DESC)) r
-       WHERE o.id = r.id AND o.state <> 'held' AND r.n > 1 AND (r.n > $1 OR r.b > $2)
+         SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS b FROM picoclaw_outbox WINDOW w AS (ORDER BY id DESC)) r
+       WHERE o.id = r.id AND ${DROPPABLE} AND r.n > 1 AND (r.n > $1 OR r.b > $2)
        RETURNING o.session_key, o.state`,
       [bounds.total.maxItems, bounds.total.maxBytes],
     );
     return droppedWaiting(rows);
+  }
+
+  /**
+   * Claims rows (`claim`: now held by this gateway), then reads the others
+   * asked for (`asked`) as they are now: a row another gateway claimed a
+   * moment before is `held` (its streams show it, so do this one's), one a
+   * chat response took is `taken`. Two statements: the second sees what the
+   * first waited for. In the order of their ids.
+   */
+  private async claimThenRead(what: string, claim: string, claimValues: unknown[], asked: string, askedValues: unknown[]): Promise<Row[]> {
+    const claimed = await this.read(
+      what,
+      `UPDATE picoclaw_outbox SET state = 'held', holder = $2 WHERE ${claim}
+       RETURNING id::text AS id, session_key, item, bytes, 'waiting' AS state, true AS mine`,
+      claimValues,
+    );
+    let others: Row[] = [];
+    try {
+      others = await this.read(what, `SELECT id::text AS id, session_key, item, bytes, state, false AS mine FROM picoclaw_outbox WHERE ${asked}`, askedValues);
+    } catch {
+      // What was claimed is this gateway's now: handed to its streams, whatever else could not be read.
+    }
+    const mine = new Set(claimed.map((row) => row.id));
+    return [...claimed, ...others.filter((row) => !mine.has(row.id))].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
   }
 
   private async read(what: string, text: string, values: unknown[]): Promise<Row[]> {
@@ -225,6 +260,7 @@ export class OutboxRows {
 
 function droppedWaiting(rows: readonly { session_key: string; state: string }[]): Map<string, number> {
   const dropped = new Map<string, number>();
-  for (const row of rows) if (row.state === "waiting") dropped.set(row.session_key, (dropped.get(row.session_key) ?? 0) + 1);
+  // A held row dropped is one a gateway that is gone held: kept for the session as a waiting one is.
+  for (const row of rows) if (row.state === "waiting" || row.state === "held") dropped.set(row.session_key, (dropped.get(row.session_key) ?? 0) + 1);
   return dropped;
 }

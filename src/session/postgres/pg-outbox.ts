@@ -8,6 +8,7 @@ import {
   MAX_KEPT_BYTES_TOTAL,
   MAX_KEPT_PER_SESSION,
   MAX_KEPT_TOTAL,
+  Outbox,
   type OutboxItem,
   type QueueLimits,
   REPLAY_LIMITS,
@@ -22,6 +23,7 @@ import {
   inIdOrder,
   pump,
 } from "../outbox.js";
+import { isTransientKey, parseSessionKey } from "../key.js";
 import type { CloseReason } from "../subscription.js";
 import type { NewRow, OutboxTable, Row, TableBounds } from "./outbox-rows.js";
 
@@ -43,6 +45,8 @@ const BATCH_BYTES = 1024 * 1024;
 const MAX_WAITING_WRITES = 1_000;
 /** Row ids read after NOTIFYs, remembered so that none is shown twice (a catch-up and a NOTIFY of the same row). */
 const RECENT_IDS = 4_096;
+/** Row ids NOTIFYed and waiting to be read at most (the database is slow): past it, they are read by the next catch-up. */
+const MAX_WAITING_READS = 10_000;
 /** The wait before writing again what could not be written: doubling from the first to the last. */
 const RETRY = { firstMs: 1_000, lastMs: 30_000 };
 
@@ -87,6 +91,10 @@ interface Pending {
  * gateway's streams (its id the last one known, a dot and a count), and a
  * kept delivery no stream showed waits in memory (bounded) to be written
  * when the database answers again.
+ *
+ * Sessions that live in one process only (a subagent's, a conversation the
+ * client keeps) have an in-process outbox: no other gateway can hold a
+ * stream of them.
  */
 export class PgOutbox implements SessionOutbox {
   private readonly subscribers = new Map<string, Set<Subscription>>();
@@ -122,23 +130,49 @@ export class PgOutbox implements SessionOutbox {
   private listening = false;
   private catchingUp = false;
 
+  /** The outbox of sessions that live in this process only. */
+  private readonly local: Outbox;
+
   constructor(private readonly parts: PgOutboxParts) {
     this.rows = parts.rows;
     this.bounds = parts.bounds ?? TABLE_BOUNDS;
     this.queueLimits = parts.queueLimits ?? STREAM_QUEUE;
+    this.local = new Outbox(
+      {
+        dropped: (key, count) => parts.logger.warn(`dropped ${count} undelivered message(s) of ${key}: nobody collected them`),
+        overflowed: (key, items, bytes) => this.overflowed(key, items, bytes),
+      },
+      { queueLimits: this.queueLimits },
+    );
   }
 
+  /** Learns the newest row id (start-up): a stream that opens starts after it. */
+  async ready(): Promise<void> {
+    this.see(await this.rows.newest());
+  }
+
+  /**
+   * A stream starts with the session's kept deliveries and the rows after
+   * its client's last id, or after the newest row this gateway knows of
+   * (what is written while it opens is not missed, and comes in order).
+   */
   subscribe(sessionKey: string, options: SubscribeOptions = {}): SessionStream {
+    if (here(sessionKey)) return this.local.subscribe(sessionKey, options);
     const subscription = this.open(sessionKey, true);
-    void this.start(subscription, options.after);
+    void this.start(subscription, options.after?.split(".")[0] ?? this.lastSeen);
     return subscription;
   }
 
   feed(sessionKey: string, subscriber: (item: OutboxItem) => void): () => void {
+    if (here(sessionKey)) return this.local.feed(sessionKey, subscriber);
     return pump(this.subscribe(sessionKey), subscriber);
   }
 
   publish(sessionKey: string, item: OutboxItem, keep = false): void {
+    if (here(sessionKey)) {
+      this.local.publish(sessionKey, item, keep);
+      return;
+    }
     const pending: Pending = { sessionKey, item, keep: keep && item.type === "delivery", bytes: bytesOf(item) };
     if (this.closed || this.writes.length >= MAX_WAITING_WRITES) {
       this.unsaved([pending]);
@@ -149,6 +183,7 @@ export class PgOutbox implements SessionOutbox {
   }
 
   async drain(sessionKey: string): Promise<Delivery[]> {
+    if (here(sessionKey)) return this.local.drain(sessionKey);
     await this.flushKept(sessionKey);
     let rows: Row[] = [];
     try {
@@ -160,6 +195,7 @@ export class PgOutbox implements SessionOutbox {
   }
 
   async clearSession(sessionKey: string): Promise<void> {
+    if (here(sessionKey)) return this.local.clearSession(sessionKey);
     await this.flush();
     this.takeUnwritten(sessionKey);
     await this.rows.forget(sessionKey);
@@ -176,6 +212,11 @@ export class PgOutbox implements SessionOutbox {
     if (!gateway || !id || !/^[0-9]{1,19}$/.test(id)) return;
     this.see(id);
     if (gateway === this.parts.gateway || !this.watched(key.join(" "))) return;
+    if (this.reads.length >= MAX_WAITING_READS) {
+      this.catchUpFrom ??= String(BigInt(id) - 1n);
+      this.retryLater();
+      return;
+    }
     this.reads.push(id);
     this.startReading();
   }
@@ -246,11 +287,11 @@ export class PgOutbox implements SessionOutbox {
   }
 
   /** What a new stream starts with: the kept deliveries (now held here), what its client missed, what waits in memory. */
-  private async start(subscription: Subscription, after: string | undefined): Promise<void> {
+  private async start(subscription: Subscription, after: string): Promise<void> {
     await this.flushKept(subscription.sessionKey);
     let rows: Row[] = [];
     try {
-      rows = await this.rows.opening(subscription.sessionKey, after?.split(".")[0]);
+      rows = await this.rows.opening(subscription.sessionKey, after);
     } catch (error) {
       this.trouble(`the deliveries kept for ${subscription.sessionKey} in the database could not be read; the stream starts without them`, error);
     }
@@ -266,12 +307,14 @@ export class PgOutbox implements SessionOutbox {
   }
 
   private takeBack(subscription: Subscription, left: readonly Envelope[], bytes: number, reason: CloseReason): void {
-    if (reason === "overflow") {
-      this.parts.logger.warn(
-        `closed an event stream of ${subscription.sessionKey}: its client stopped reading (${left.length} item(s), ${bytes} bytes queued); its deliveries are kept`,
-      );
-    }
+    if (reason === "overflow") this.overflowed(subscription.sessionKey, left.length, bytes);
     this.keepBack(subscription.sessionKey, left);
+  }
+
+  private overflowed(sessionKey: string, items: number, bytes: number): void {
+    this.parts.logger.warn(
+      `closed an event stream of ${sessionKey}: its client stopped reading (${items} item(s), ${bytes} bytes queued); its deliveries are kept`,
+    );
   }
 
   /** Deliveries this gateway held that no stream showed and none holds now: waiting again (in the database, or in memory if they never reached it). */
@@ -539,4 +582,9 @@ export class PgOutbox implements SessionOutbox {
     this.troubled = undefined;
     this.retries = 0;
   }
+}
+
+/** A session that lives in this process only (a subagent's, a conversation the client keeps), or a key that is not one of ours. */
+function here(sessionKey: string): boolean {
+  return isTransientKey(sessionKey) || parseSessionKey(sessionKey) === null;
 }
