@@ -46,7 +46,7 @@ function withId(id: string | undefined, event: string): string {
  * deliveries are kept for the session. It ends when the client leaves, or,
  * when the gateway stops, after what was queued and a `shutdown` event.
  */
-export function eventsStream(c: Context, runtime: Runtime, sessionKey: string, slots: StreamSlots = UNBOUNDED): Response {
+export async function eventsStream(c: Context, runtime: Runtime, sessionKey: string, slots: StreamSlots = UNBOUNDED): Promise<Response> {
   // A slot first: past the cap, a clear 503, and nothing is subscribed.
   // (A bad Last-Event-ID is a 400 before that: nothing is taken.)
   const after = lastEventId(c);
@@ -57,6 +57,8 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string, s
     });
   }
   const subscription = runtime.subscribe(sessionKey, after === undefined ? {} : { after });
+  // A shared outbox tells the other gateways of the stream first (bounded): what they send once it is open is not missed.
+  if (subscription.ready) await subscription.ready;
   const encoder = new TextEncoder();
   const ended = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
   // The gateway stopping lets the stream say goodbye; a client that left gets nothing more.

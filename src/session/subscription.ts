@@ -66,6 +66,8 @@ export interface SessionStream {
   readonly finished: boolean;
   /** Resolves when an item arrives or the stream ends. */
   changed(): Promise<void>;
+  /** When set, resolves once the stream is known where it must be (a shared outbox told the other gateways); its answer waits for it. */
+  readonly ready?: Promise<void> | undefined;
   /** Takes no more items; those queued are still handed out. */
   finish(): void;
   /** Ends it now: what it held and did not show goes back to be kept for the session. */
@@ -97,6 +99,8 @@ export class Subscription implements SessionStream {
   private startedWith: Map<string, Envelope> | undefined;
   /** Called once when the queue overflows (the stream's client stopped reading); the subscription is closed by then. */
   onOverflow: (() => void) | undefined;
+  /** Set by an outbox that tells others of the stream: resolves once they know. */
+  ready: Promise<void> | undefined;
 
   constructor(
     readonly sessionKey: string,

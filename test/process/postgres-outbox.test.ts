@@ -40,6 +40,13 @@ async function member(url: string): Promise<Member> {
   return made;
 }
 
+/** A stream of the session on a member, once the fleet knows of it (the events route answers then). */
+async function opened(on: Member, after?: string): Promise<SessionStream> {
+  const stream = on.outbox.subscribe(KEY, after === undefined ? {} : { after });
+  await stream.ready;
+  return stream;
+}
+
 /** Items a stream has now or gets soon, until `count` of them came. */
 async function taken(stream: SessionStream, count: number): Promise<{ id: string; item: OutboxItem }[]> {
   const got: { id: string; item: OutboxItem }[] = [];
@@ -81,7 +88,10 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
   it("a delivery and a notice published on A reach a stream open on B, with the row's id as their event id", async () => {
     const url = await cluster.database();
     const [a, b] = [await member(url), await member(url)];
-    const stream = b.outbox.subscribe(KEY);
+    const stream = await opened(b);
+    // A writes a session's notices once it heard that a stream of it opened somewhere (B's NOTIFY on picoclaw_watch).
+    await eventually(() => expect(a.outbox.writesNoticesOf(KEY)).toBe(true));
+    expect(a.outbox.writesNoticesOf("agent:main:http:nobody-watches")).toBe(false);
     a.outbox.publish(KEY, { type: "notice", event: "subagent.start", data: { id: "x", label: "l", agent: "main" } });
     a.outbox.publish(KEY, delivery("from A"), true);
     const got = await taken(stream, 2);
@@ -105,14 +115,15 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
       ["waiting", "kept 1"],
       ["waiting", "kept 2"],
     ]);
-    const stream = b.outbox.subscribe(KEY);
+    const stream = await opened(b);
     expect((await taken(stream, 2)).map((g) => g.item)).toEqual([delivery("kept 1"), delivery("kept 2")]);
     expect(await c.outbox.drain(KEY)).toEqual([]);
     stream.close();
     // Another one, with no stream open: the first drain on any gateway takes it, the next gets nothing.
     a.outbox.publish(KEY, delivery("kept 3"), true);
     await a.outbox.flush();
-    expect(await c.outbox.drain(KEY)).toEqual([{ from: "agent", text: "kept 3" }]);
+    // (C asks the table once it heard of a kept row of the session: its NOTIFY.)
+    await eventually(async () => expect(await c.outbox.drain(KEY)).toEqual([{ from: "agent", text: "kept 3" }]));
     expect(await b.outbox.drain(KEY)).toEqual([]);
     expect(await a.outbox.drain(KEY)).toEqual([]);
   });
@@ -120,8 +131,8 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
   it("streams on two gateways both show a delivery; a stream that closes without showing what it held gives it back to the fleet", async () => {
     const url = await cluster.database();
     const [a, b, c] = [await member(url), await member(url), await member(url)];
-    const onB = b.outbox.subscribe(KEY);
-    const onC = c.outbox.subscribe(KEY);
+    const onB = await opened(b);
+    const onC = await opened(c);
     a.outbox.publish(KEY, delivery("to both"), true);
     expect((await taken(onB, 1))[0]!.item).toEqual(delivery("to both"));
     expect((await taken(onC, 1))[0]!.item).toEqual(delivery("to both"));
@@ -138,7 +149,7 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
   it("what the streams of a gateway that died held is handed out again: its LISTEN connection is gone, so the rows are anyone's", async () => {
     const url = await cluster.database();
     const [a, b] = [await member(url), await member(url)];
-    const stuck = b.outbox.subscribe(KEY);
+    const stuck = await opened(b);
     a.outbox.publish(KEY, delivery("held by B"), true);
     await eventually(async () => expect((await rowsOf(url)).map((r) => r.state)).toEqual(["held"]));
     expect(await a.outbox.drain(KEY)).toEqual([]);
@@ -151,7 +162,7 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
   it("a stream that comes back with its Last-Event-ID, on another gateway, gets what it missed, also what another client's stream took", async () => {
     const url = await cluster.database();
     const [a, b] = [await member(url), await member(url)];
-    const first = b.outbox.subscribe(KEY);
+    const first = await opened(b);
     a.outbox.publish(KEY, delivery("seen"), true);
     const [seen] = await taken(first, 1);
     first.close();
@@ -159,10 +170,10 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
     a.outbox.publish(KEY, delivery("missed"), true);
     await a.outbox.flush();
     // Another client's stream, on A, takes the kept delivery.
-    const other = a.outbox.subscribe(KEY);
+    const other = await opened(a);
     expect((await taken(other, 1))[0]!.item).toEqual(delivery("missed"));
     other.close();
-    const back = a.outbox.subscribe(KEY, { after: seen!.id });
+    const back = await opened(a, seen!.id);
     const got = await taken(back, 2);
     expect(got.map((g) => g.item)).toEqual([{ type: "notice", event: "turn.start", data: { agent: "main", session_key: KEY } }, delivery("missed")]);
     expect(got.every((g) => BigInt(g.id) > BigInt(seen!.id))).toBe(true);
@@ -215,7 +226,7 @@ describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
   }, async () => {
     const url = await cluster.database();
     const [a, b] = [await member(url), await member(url)];
-    const stream = b.outbox.subscribe(KEY);
+    const stream = await opened(b);
     a.outbox.publish(KEY, delivery("before"), true);
     expect((await taken(stream, 1))[0]!.item).toEqual(delivery("before"));
     await cluster.stop();

@@ -32,6 +32,10 @@ interface MemoryRow {
 /** The outbox table in memory, with the states the real one has; `down` makes every call fail as a database that went away. */
 class MemoryTable {
   readonly rows: MemoryRow[] = [];
+  /** Sessions streams were opened for, the most recent last. */
+  watched: string[] = [];
+  /** How many times a chat response asked for kept deliveries. */
+  takes = 0;
   down = false;
   private next = 1;
 
@@ -79,13 +83,28 @@ class MemoryTable {
       },
       take: async (key) => {
         check();
-        return this.rows
+        const rows = this.rows
           .filter((r) => r.sessionKey === key && r.state === "waiting")
           .map((r) => {
             r.state = "taken";
             return view(r, "waiting", false);
           });
+        this.takes++;
+        return { rows, more: this.rows.some((r) => r.sessionKey === key && r.state === "held") };
       },
+      keptKeys: async () => {
+        check();
+        return [...new Set(this.rows.filter((r) => r.state === "waiting" || r.state === "held").map((r) => r.sessionKey))];
+      },
+      watch: async (key) => {
+        check();
+        this.watched = [...this.watched.filter((k) => k !== key), key];
+      },
+      watchedKeys: async (limit) => {
+        check();
+        return this.watched.slice(-limit).reverse();
+      },
+      pruneWatched: async () => {},
       shown: async (ids) => {
         check();
         for (const r of this.rows) if (ids.includes(String(r.id)) && (r.state === "held" || r.state === "waiting")) r.state = "shown";
@@ -182,6 +201,50 @@ describe("the fleet's outbox, on a table in memory", () => {
     expect(await outbox.drain(KEY)).toEqual([]);
   });
 
+  it("once it knows the fleet, a notice of a session no stream anywhere was opened for is not written; once one opens, here or elsewhere, it is", async () => {
+    const table = new MemoryTable();
+    const { outbox } = outboxOn(table);
+    await outbox.ready();
+    const notice: OutboxItem = { type: "notice", event: "turn.start", data: { agent: "main", session_key: KEY } };
+    outbox.publish(KEY, notice);
+    outbox.publish(KEY, delivery("kept"), true);
+    await outbox.flush();
+    // Nobody would read the notice; the delivery is kept for whoever comes.
+    expect(table.states()).toEqual([["kept", "waiting"]]);
+    outbox.watchNotified(KEY);
+    outbox.publish(KEY, notice);
+    await outbox.flush();
+    expect(table.rows.map((r) => r.item.type)).toEqual(["delivery", "notice"]);
+    const other = "agent:main:http:other";
+    outbox.subscribe(other).close();
+    outbox.publish(other, notice);
+    await outbox.flush();
+    expect(table.rows.filter((r) => r.sessionKey === other)).toHaveLength(1);
+    expect(table.watched).toEqual([other]);
+  });
+
+  it("a chat response asks the table for kept deliveries only when the session may have some (a kept row was written or NOTIFYed)", async () => {
+    const table = new MemoryTable();
+    const { outbox } = outboxOn(table);
+    await outbox.ready();
+    expect(await outbox.drain(KEY)).toEqual([]);
+    expect(table.takes).toBe(0);
+    outbox.notified(`b 7 w ${KEY}`);
+    expect(await outbox.drain(KEY)).toEqual([]);
+    expect(table.takes).toBe(1);
+    // The table said there is nothing more: the next response does not ask.
+    expect(await outbox.drain(KEY)).toEqual([]);
+    expect(table.takes).toBe(1);
+    outbox.publish(KEY, delivery("for the next answer"), true);
+    expect(await outbox.drain(KEY)).toEqual([{ from: "agent", text: "for the next answer" }]);
+    expect(table.takes).toBe(2);
+    // Not knowing the fleet (its LISTEN connection lost), it asks every time.
+    outbox.lost();
+    await outbox.drain(KEY);
+    await outbox.drain(KEY);
+    expect(table.takes).toBe(4);
+  });
+
   it("NOTIFYs: its own rows and those of sessions without a stream here are not read; a row NOTIFYed and caught up is shown once", async () => {
     const table = new MemoryTable();
     const a = outboxOn(table, "a");
@@ -189,8 +252,8 @@ describe("the fleet's outbox, on a table in memory", () => {
     a.outbox.publish(KEY, delivery("one"), true);
     a.outbox.publish("agent:main:http:elsewhere", delivery("other"), true);
     await a.outbox.flush();
-    b.outbox.notified(`a 2 agent:main:http:elsewhere`);
-    b.outbox.notified(`b 1 ${KEY}`);
+    b.outbox.notified(`a 2 w agent:main:http:elsewhere`);
+    b.outbox.notified(`b 1 w ${KEY}`);
     await a.outbox.flush();
     expect(table.states()).toEqual([
       ["one", "waiting"],
@@ -202,7 +265,7 @@ describe("the fleet's outbox, on a table in memory", () => {
     await a.outbox.flush();
     // B lost its LISTEN connection: the NOTIFY of "two" and the catch-up after it both find the row.
     b.outbox.lost();
-    b.outbox.notified(`a 3 ${KEY}`);
+    b.outbox.notified(`a 3 w ${KEY}`);
     b.outbox.listened();
     const got = await takeSoon(stream, 1);
     await b.outbox.flush();

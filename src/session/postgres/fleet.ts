@@ -3,7 +3,7 @@ import type { Logger } from "../../log.js";
 import { type Timer, realTimer } from "../../signals.js";
 import type { StoreConnection } from "../store.js";
 import type { PgDatabase } from "./database.js";
-import { OUTBOX_CHANNEL, OutboxRows } from "./outbox-rows.js";
+import { OUTBOX_CHANNEL, OutboxRows, WATCH_CHANNEL } from "./outbox-rows.js";
 import { PgListener } from "./pg-listener.js";
 import { PgOutbox } from "./pg-outbox.js";
 import { LISTENER_NAME, PgStopBoard, STOPPED_CHANNEL, STOP_CHANNEL } from "./pg-stops.js";
@@ -40,16 +40,17 @@ export function fleetMember(db: PgDatabase, parts: FleetParts): FleetMember {
   const listening = { now: false };
   const stops = new PgStopBoard({ db, gateway, listening: () => listening.now, ids: parts.ids ?? randomUUID, timer, logger });
   const listener = new PgListener({
-    channels: [OUTBOX_CHANNEL, STOP_CHANNEL, STOPPED_CHANNEL],
+    channels: [OUTBOX_CHANNEL, WATCH_CHANNEL, STOP_CHANNEL, STOPPED_CHANNEL],
     connect: () => db.dedicatedClient("listening for other gateways' deliveries and stops", LISTENER_NAME + gateway),
     onNotification: (channel, payload) => {
       if (channel === OUTBOX_CHANNEL) outbox.notified(payload);
+      else if (channel === WATCH_CHANNEL) outbox.watchNotified(payload);
       else if (channel === STOP_CHANNEL) stops.received(payload);
       else if (channel === STOPPED_CHANNEL) stops.answered(payload);
     },
-    onConnected: () => {
+    onConnected: (again) => {
       listening.now = true;
-      outbox.listened();
+      outbox.listened(again);
     },
     onLost: () => {
       listening.now = false;

@@ -61,6 +61,11 @@ export const MIGRATIONS: readonly Migration[] = [
         origin text NOT NULL
       );
       CREATE INDEX picoclaw_outbox_session ON picoclaw_outbox (session_key, id);
+      CREATE TABLE picoclaw_watched (
+        session_key text PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX picoclaw_watched_at ON picoclaw_watched (at);
     `,
   },
 ];

@@ -3,8 +3,15 @@ import type { OutboxItem } from "../subscription.js";
 import type { PgDatabase } from "./database.js";
 import { LISTENER_NAME } from "./pg-stops.js";
 
-/** The channel every gateway LISTENs to for new rows of `picoclaw_outbox`: the payload is `<origin gateway> <row id> <session key>`. */
+/**
+ * The channel every gateway LISTENs to for new rows of `picoclaw_outbox`:
+ * the payload is `<origin gateway> <row id> <l|w|h> <session key>`, the
+ * letter the row's state (live, waiting, held).
+ */
 export const OUTBOX_CHANNEL = "picoclaw_outbox";
+
+/** The channel a session a stream was opened for is announced on (the payload is its key): every gateway writes its items from then on. */
+export const WATCH_CHANNEL = "picoclaw_watch";
 
 /**
  * A row's state:
@@ -75,7 +82,21 @@ const DROPPABLE = `NOT (o.state = 'held' AND ${HOLDER_ALIVE("o")})`;
 /** What the outbox does with its table (OutboxRows; tests give one in memory). */
 export type OutboxTable = Pick<
   OutboxRows,
-  "newest" | "insert" | "claimByIds" | "claimAfter" | "opening" | "take" | "shown" | "giveBack" | "forget" | "prune" | "pruneAll"
+  | "newest"
+  | "insert"
+  | "claimByIds"
+  | "claimAfter"
+  | "opening"
+  | "take"
+  | "shown"
+  | "giveBack"
+  | "forget"
+  | "prune"
+  | "pruneAll"
+  | "keptKeys"
+  | "watch"
+  | "watchedKeys"
+  | "pruneWatched"
 >;
 
 /**
@@ -105,8 +126,8 @@ export class OutboxRows {
          INSERT INTO picoclaw_outbox (session_key, item, bytes, state, holder, origin)
          SELECT t.k, t.i::json, t.b, t.s, CASE WHEN t.s = 'held' THEN $5 END, $5
          FROM unnest($1::text[], $2::text[], $3::int[], $4::text[]) WITH ORDINALITY AS t(k, i, b, s, n) ORDER BY t.n
-         RETURNING id, session_key)
-       SELECT id::text AS id, pg_notify($6, $5 || ' ' || id || ' ' || session_key) FROM ins ORDER BY ins.id`,
+         RETURNING id, session_key, state)
+       SELECT id::text AS id, pg_notify($6, $5 || ' ' || id || ' ' || left(state, 1) || ' ' || session_key) FROM ins ORDER BY ins.id`,
       [
         rows.map((row) => row.sessionKey),
         rows.map((row) => JSON.stringify(row.item)),
@@ -153,15 +174,60 @@ export class OutboxRows {
     );
   }
 
-  /** The session's claimable rows, now taken (handed out with a chat response), oldest first. */
-  async take(sessionKey: string): Promise<Row[]> {
-    const rows = await this.read(
+  /**
+   * The session's claimable rows, now taken (handed out with a chat
+   * response), oldest first; `more` when the session has rows a gateway's
+   * streams hold (they may come back).
+   */
+  async take(sessionKey: string): Promise<{ rows: Row[]; more: boolean }> {
+    const raw = await this.db.query<RawRow & { more: boolean }>(
       `taking the deliveries kept for ${sessionKey}`,
-      `UPDATE picoclaw_outbox SET state = 'taken', holder = NULL WHERE session_key = $1 AND ${CLAIMABLE}
-       RETURNING id::text AS id, session_key, item, bytes, 'waiting' AS state, false AS mine`,
+      `WITH taken AS (UPDATE picoclaw_outbox SET state = 'taken', holder = NULL WHERE session_key = $1 AND ${CLAIMABLE}
+         RETURNING id, session_key, item, bytes)
+       SELECT t.id::text AS id, t.session_key, t.item, t.bytes, 'waiting' AS state, false AS mine, m.more
+       FROM (SELECT EXISTS (SELECT 1 FROM picoclaw_outbox WHERE session_key = $1 AND state = 'held') AS more) m LEFT JOIN taken t ON true`,
       [sessionKey, this.gateway],
     );
-    return rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    const rows = this.rowsOf(raw.filter((row) => row.id !== null)).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    return { rows, more: raw[0]?.more ?? true };
+  }
+
+  /** The sessions with rows that are or may be kept (waiting, or held by a gateway's streams). */
+  async keptKeys(): Promise<string[]> {
+    const rows = await this.db.query<{ session_key: string }>(
+      "reading which sessions have deliveries kept",
+      "SELECT DISTINCT session_key FROM picoclaw_outbox WHERE state IN ('waiting', 'held')",
+    );
+    return rows.map((row) => row.session_key);
+  }
+
+  /** Records that a stream was opened for the session, and NOTIFYs it: every gateway writes its items from now on. */
+  async watch(sessionKey: string): Promise<void> {
+    await this.db.query(
+      `announcing a stream of ${sessionKey}`,
+      `WITH up AS (INSERT INTO picoclaw_watched (session_key) VALUES ($1) ON CONFLICT (session_key) DO UPDATE SET at = now() RETURNING session_key)
+       SELECT pg_notify($2, session_key) FROM up`,
+      [sessionKey, WATCH_CHANNEL],
+    );
+  }
+
+  /** The sessions streams were opened for most recently, at most `limit`. */
+  async watchedKeys(limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ session_key: string }>(
+      "reading which sessions streams were opened for",
+      "SELECT session_key FROM picoclaw_watched ORDER BY at DESC LIMIT $1",
+      [limit],
+    );
+    return rows.map((row) => row.session_key);
+  }
+
+  /** Forgets all but the `limit` sessions streams were opened for most recently. */
+  async pruneWatched(limit: number): Promise<void> {
+    await this.db.query(
+      "keeping the list of watched sessions within its bound",
+      "DELETE FROM picoclaw_watched WHERE session_key IN (SELECT session_key FROM picoclaw_watched ORDER BY at DESC OFFSET $1)",
+      [limit],
+    );
   }
 
   /** Rows a stream showed: no longer kept. */
@@ -246,7 +312,10 @@ export class OutboxRows {
   }
 
   private async read(what: string, text: string, values: unknown[]): Promise<Row[]> {
-    const raw = await this.db.query<RawRow>(what, text, values);
+    return this.rowsOf(await this.db.query<RawRow>(what, text, values));
+  }
+
+  private rowsOf(raw: readonly RawRow[]): Row[] {
     const rows: Row[] = [];
     for (const row of raw) {
       const item = itemSchema.safeParse(row.item);

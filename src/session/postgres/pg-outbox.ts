@@ -45,6 +45,10 @@ const BATCH_BYTES = 1024 * 1024;
 const MAX_WAITING_WRITES = 1_000;
 /** Row ids read after NOTIFYs, remembered so that none is shown twice (a catch-up and a NOTIFY of the same row). */
 const RECENT_IDS = 4_096;
+/** Sessions streams were opened for (on any gateway) that this one writes the items of, at most: the most recent ones, as the in-process replay. */
+const WATCHED_SESSIONS = REPLAY_LIMITS.sessions;
+/** How long a stream that opens waits, at most, for the other gateways to be told of it before it answers. */
+const ANNOUNCE_WAIT_MS = 1_000;
 /** Row ids NOTIFYed and waiting to be read at most (the database is slow): past it, they are read by the next catch-up. */
 const MAX_WAITING_READS = 10_000;
 /** The wait before writing again what could not be written: doubling from the first to the last. */
@@ -95,6 +99,15 @@ interface Pending {
  * Sessions that live in one process only (a subagent's, a conversation the
  * client keeps) have an in-process outbox: no other gateway can hold a
  * stream of them.
+ *
+ * What a session with no stream costs: nothing, as in one process. A notice
+ * or a chat response's own delivery is written only for the sessions a
+ * stream was opened for (on any gateway; the most recent ones, announced on
+ * `picoclaw_watch` and listed in `picoclaw_watched`), where a client may
+ * come back to it; and a chat response asks the table for kept deliveries
+ * only for the sessions that may have some (every gateway learns of a
+ * kept row from its NOTIFY). Until a gateway knows both (start-up, a lost
+ * LISTEN connection), it writes and asks for everything.
  */
 export class PgOutbox implements SessionOutbox {
   private readonly subscribers = new Map<string, Set<Subscription>>();
@@ -129,6 +142,13 @@ export class PgOutbox implements SessionOutbox {
   private closed = false;
   private listening = false;
   private catchingUp = false;
+  /** Whether `watchedAnywhere` and `mayKeep` are known (loaded while listening, kept up to date by NOTIFYs). */
+  private knowsFleet = false;
+  /** Sessions a stream was opened for on any gateway, the most recent last. */
+  private readonly watchedAnywhere = new Map<string, true>();
+  /** Sessions that may have kept rows, each with a count of the NOTIFYs of such rows (a drain forgets a session only if none came meanwhile). */
+  private readonly mayKeep = new Map<string, number>();
+  private watchesSincePrune = Number.POSITIVE_INFINITY;
 
   /** The outbox of sessions that live in this process only. */
   private readonly local: Outbox;
@@ -146,9 +166,65 @@ export class PgOutbox implements SessionOutbox {
     );
   }
 
-  /** Learns the newest row id (start-up): a stream that opens starts after it. */
+  /** Learns the newest row id (a stream that opens starts after it), and which sessions are watched and which have kept rows (start-up). */
   async ready(): Promise<void> {
     this.see(await this.rows.newest());
+    await this.learn();
+  }
+
+  /** Loads which sessions are watched anywhere and which may have kept rows; from then on NOTIFYs keep both up to date. */
+  private async learn(): Promise<void> {
+    const [watched, kept] = await Promise.all([this.rows.watchedKeys(WATCHED_SESSIONS), this.rows.keptKeys()]);
+    for (const key of watched.reverse()) this.touchWatched(key);
+    for (const key of kept) this.mayHaveKept(key);
+    this.knowsFleet = this.listening;
+  }
+
+  private touchWatched(sessionKey: string): void {
+    this.watchedAnywhere.delete(sessionKey);
+    this.watchedAnywhere.set(sessionKey, true);
+    if (this.watchedAnywhere.size > WATCHED_SESSIONS) this.watchedAnywhere.delete(this.watchedAnywhere.keys().next().value as string);
+  }
+
+  private mayHaveKept(sessionKey: string): void {
+    this.mayKeep.set(sessionKey, (this.mayKeep.get(sessionKey) ?? 0) + 1);
+    // Sessions whose kept rows other gateways handed out stay here until this one drains them: past the table's
+    // own bound, the list is read again from the table (asking it for everything meanwhile).
+    if (this.mayKeep.size > this.bounds.total.maxItems && this.knowsFleet) {
+      this.knowsFleet = false;
+      this.mayKeep.clear();
+      this.learn().catch((error: unknown) => this.trouble("which sessions have deliveries kept could not be read", error));
+    }
+  }
+
+  /** A session a stream was opened for on another gateway (NOTIFYed): its items are written from now on. */
+  watchNotified(sessionKey: string): void {
+    if (sessionKey !== "") this.touchWatched(sessionKey);
+  }
+
+  /** Tells the fleet a stream of the session opened (at most ANNOUNCE_WAIT_MS waited for). */
+  private announce(sessionKey: string): Promise<void> {
+    const known = this.watchedAnywhere.has(sessionKey);
+    this.touchWatched(sessionKey);
+    const told = this.rows.watch(sessionKey).then(
+      () => this.pruneWatched(),
+      (error: unknown) => this.trouble("a stream could not be announced to the other gateways; they write every item meanwhile", error),
+    );
+    // Known to every gateway already (a stream of it opened before): no need to wait.
+    if (known && this.knowsFleet) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const cancel = this.parts.timer(ANNOUNCE_WAIT_MS, resolve);
+      void told.then(() => {
+        cancel();
+        resolve();
+      });
+    });
+  }
+
+  private pruneWatched(): void {
+    if (++this.watchesSincePrune < WATCHED_SESSIONS / 16) return;
+    this.watchesSincePrune = 0;
+    this.rows.pruneWatched(WATCHED_SESSIONS).catch((error: unknown) => this.trouble("the list of watched sessions could not be kept within its bound", error));
   }
 
   /**
@@ -159,6 +235,7 @@ export class PgOutbox implements SessionOutbox {
   subscribe(sessionKey: string, options: SubscribeOptions = {}): SessionStream {
     if (here(sessionKey)) return this.local.subscribe(sessionKey, options);
     const subscription = this.open(sessionKey, true);
+    subscription.ready = this.announce(sessionKey);
     void this.start(subscription, options.after?.split(".")[0] ?? this.lastSeen);
     return subscription;
   }
@@ -174,6 +251,8 @@ export class PgOutbox implements SessionOutbox {
       return;
     }
     const pending: Pending = { sessionKey, item, keep: keep && item.type === "delivery", bytes: bytesOf(item) };
+    // A notice (or a chat response's own delivery) of a session no stream anywhere was opened for: nobody would read it.
+    if (!pending.keep && !this.writesNoticesOf(sessionKey)) return;
     if (this.closed || this.writes.length >= MAX_WAITING_WRITES) {
       this.unsaved([pending]);
       return;
@@ -186,8 +265,14 @@ export class PgOutbox implements SessionOutbox {
     if (here(sessionKey)) return this.local.drain(sessionKey);
     await this.flushKept(sessionKey);
     let rows: Row[] = [];
+    const notices = this.mayKeep.get(sessionKey);
     try {
-      rows = await this.rows.take(sessionKey);
+      // No kept row of it anywhere, as far as the NOTIFYs tell: nothing to ask.
+      if (!this.knowsFleet || notices !== undefined) {
+        const taken = await this.rows.take(sessionKey);
+        rows = taken.rows;
+        if (!taken.more && this.mayKeep.get(sessionKey) === notices) this.mayKeep.delete(sessionKey);
+      }
     } catch (error) {
       this.trouble(`the deliveries kept for ${sessionKey} in the database could not be read; they wait for the next answer`, error);
     }
@@ -201,6 +286,11 @@ export class PgOutbox implements SessionOutbox {
     await this.rows.forget(sessionKey);
   }
 
+  /** Whether this gateway writes the session's notices: a stream of it was opened, here or (as it heard) on another gateway, or it does not know. */
+  writesNoticesOf(sessionKey: string): boolean {
+    return !this.knowsFleet || this.watchedAnywhere.has(sessionKey) || this.watched(sessionKey);
+  }
+
   /** Whether a stream of the session is open on this gateway. */
   watched(sessionKey: string): boolean {
     return (this.subscribers.get(sessionKey)?.size ?? 0) > 0;
@@ -208,10 +298,12 @@ export class PgOutbox implements SessionOutbox {
 
   /** A NOTIFY of a new row: read it when this gateway has a stream of its session (its own rows it handed out already). */
   notified(payload: string): void {
-    const [gateway, id, ...key] = payload.split(" ");
+    const [gateway, id, state, ...rest] = payload.split(" ");
     if (!gateway || !id || !/^[0-9]{1,19}$/.test(id)) return;
+    const key = rest.join(" ");
     this.see(id);
-    if (gateway === this.parts.gateway || !this.watched(key.join(" "))) return;
+    if (state === "w" || state === "h") this.mayHaveKept(key);
+    if (gateway === this.parts.gateway || !this.watched(key)) return;
     if (this.reads.length >= MAX_WAITING_READS) {
       this.catchUpFrom ??= String(BigInt(id) - 1n);
       this.retryLater();
@@ -224,13 +316,17 @@ export class PgOutbox implements SessionOutbox {
   /** The LISTEN connection went: what is NOTIFYed meanwhile is read once it is back. */
   lost(): void {
     this.listening = false;
+    this.knowsFleet = false;
     this.catchUpFrom ??= this.lastSeen;
   }
 
   /** The LISTEN connection is up (again): rows other gateways wrote meanwhile for sessions with a stream here are read; what waits is written. */
-  listened(): void {
+  listened(again = false): void {
     this.listening = true;
+    this.retries = 0;
     this.retryNow();
+    // What changed while it was not listening is read again (start-up reads it in `ready`).
+    if (again) this.learn().catch((error: unknown) => this.trouble("which sessions are watched and have kept deliveries could not be read", error));
   }
 
   /** Reads the rows other gateways wrote after `catchUpFrom` for the sessions with a stream here (NOTIFYs this gateway missed). */
@@ -339,9 +435,18 @@ export class PgOutbox implements SessionOutbox {
 
   /** A row another gateway wrote, read after its NOTIFY (or a catch-up): to this gateway's streams, unless a chat response took it. */
   private deliver(row: Row): void {
-    if (this.recent.has(row.id)) return;
+    if (this.recent.has(row.id)) {
+      // Read again, and this time claimed: the streams here have it already, as it was; held by none of them, it goes back.
+      if (row.mine) {
+        this.toGiveBack.add(row.id);
+        this.startUpdating();
+      }
+      return;
+    }
+    // Waiting and not claimed: written a moment after the claim (its NOTIFY comes next), or taken by a chat response.
+    if (!row.mine && row.state === "waiting") return;
     this.remember(row.id);
-    if (!row.mine && row.state !== "live" && row.state !== "held" && row.state !== "shown") return;
+    if (!row.mine && row.state === "taken") return;
     const envelope = this.envelope(row);
     this.offer(row.sessionKey, envelope);
     if (row.mine) this.keepBack(row.sessionKey, [envelope]);
@@ -400,6 +505,7 @@ export class PgOutbox implements SessionOutbox {
     batch.forEach((p, i) => {
       const id = ids[i]!;
       this.see(id);
+      if (rows[i]!.state !== "live") this.mayHaveKept(p.sessionKey);
       const envelope = this.envelope({ id, sessionKey: p.sessionKey, item: p.item, bytes: p.bytes, state: rows[i]!.state, mine: rows[i]!.state === "held" });
       this.offer(p.sessionKey, envelope);
       if (envelope.keep) this.keepBack(p.sessionKey, [envelope]);
