@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Runtime } from "../runtime/runtime.js";
-import { PicoclawError } from "../errors.js";
+import { PicoclawError, RequestError } from "../errors.js";
+import { quoted } from "../validation.js";
 import { joinSignals } from "../signals.js";
 import { HEARTBEAT_MS, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
 import { StreamSlots } from "./stream-slots.js";
@@ -11,11 +12,33 @@ const UNBOUNDED = new StreamSlots(Number.POSITIVE_INFINITY);
 /** The last event of a stream the gateway ends because it is stopping. */
 const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting down" });
 
+/** An event id as the outbox gives them: decimal digits (at most 19: a bigint), and a dot and digits for one sent while the database was down. */
+const EVENT_ID = /^(0|[1-9][0-9]{0,18})(\.[0-9]{1,15})?$/;
+
+/** The `Last-Event-ID` a client sent when it comes back, checked; undefined when it sent none. */
+export function lastEventId(c: Context): string | undefined {
+  const raw = c.req.header("last-event-id");
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const id = raw.trim();
+  if (!EVENT_ID.test(id)) {
+    throw new RequestError("invalid_request", `Last-Event-ID: expected the id of an event of this stream (digits), got ${quoted(id, 40)}`);
+  }
+  return id;
+}
+
+/** An event with its id line first: the client sends the last one back as `Last-Event-ID` when it reconnects. */
+function withId(id: string | undefined, event: string): string {
+  return id === undefined ? event : `id: ${id}\n${event}`;
+}
+
 /**
  * `GET /v1/sessions/<key>/events`: a Server-Sent Events stream of what is
  * delivered to the session (`delivery` events `{"from","text"}`) and of its
  * notices: its turns starting and ending, its plan changing, its subagents
  * starting and ending. Deliveries kept while no stream was open come first.
+ * Every event carries its id (`id:`); a client that comes back with the
+ * last one it got (`Last-Event-ID`) is handed what it missed first, from
+ * the session's replay (whichever stream took it meanwhile).
  *
  * The stream is pulled: an item leaves the session's queue for this stream
  * only when the connection can take it, so a client that stops reading
@@ -23,15 +46,19 @@ const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting d
  * deliveries are kept for the session. It ends when the client leaves, or,
  * when the gateway stops, after what was queued and a `shutdown` event.
  */
-export function eventsStream(c: Context, runtime: Runtime, sessionKey: string, slots: StreamSlots = UNBOUNDED): Response {
+export async function eventsStream(c: Context, runtime: Runtime, sessionKey: string, slots: StreamSlots = UNBOUNDED): Promise<Response> {
   // A slot first: past the cap, a clear 503, and nothing is subscribed.
+  // (A bad Last-Event-ID is a 400 before that: nothing is taken.)
+  const after = lastEventId(c);
   if (!slots.take()) {
     throw new PicoclawError(`${slots.max} event streams are open (gateway.limits.max_streams); close one, or try again later`, {
       code: "too_many_streams",
       fault: "system",
     });
   }
-  const subscription = runtime.subscribe(sessionKey);
+  const subscription = runtime.subscribe(sessionKey, after === undefined ? {} : { after });
+  // A shared outbox tells the other gateways of the stream first (bounded): what they send once it is open is not missed.
+  if (subscription.ready) await subscription.ready;
   const encoder = new TextEncoder();
   const ended = joinSignals([c.req.raw.signal, runtime.shutdownSignal]);
   // The gateway stopping lets the stream say goodbye; a client that left gets nothing more.
@@ -66,11 +93,12 @@ export function eventsStream(c: Context, runtime: Runtime, sessionKey: string, s
         for (;;) {
           if (done) return;
           const item = subscription.take();
-          if (item) return controller.enqueue(encoder.encode(sessionItemEvent(item)));
+          if (item) return controller.enqueue(encoder.encode(withId(subscription.lastId, sessionItemEvent(item))));
           if (subscription.ended) {
             const goodbye = subscription.finished;
             finish();
-            if (goodbye) controller.enqueue(encoder.encode(SHUTDOWN_EVENT));
+            // The goodbye repeats the last id: a client that comes back after the restart resumes from it.
+            if (goodbye) controller.enqueue(encoder.encode(withId(subscription.lastId ?? after, SHUTDOWN_EVENT)));
             return controller.close();
           }
           let timer: NodeJS.Timeout | undefined;

@@ -22,7 +22,7 @@ import { CommandRegistry, clearCommand, helpCommand, newCommand, stopCommand } f
 import { BackgroundTurns } from "./messages/background-turns.js";
 import { TurnQueue } from "../session/turn-queue.js";
 import { type FeatureStateStore, stateView } from "../session/feature-state.js";
-import type { SessionOutbox, SessionStream } from "../session/outbox.js";
+import type { SessionOutbox, SessionStream, SubscribeOptions } from "../session/outbox.js";
 import type { StopBoard } from "../session/stop-switches.js";
 import type { StoreConnection } from "../session/store.js";
 import { withInProcessPorts } from "./assembly/session-ports.js";
@@ -418,9 +418,13 @@ export class Runtime {
     return this.events.on(event, listener);
   }
 
-  /** A stream of what reaches the session outside requests (first what was kept), through a bounded queue; `close` it when done. */
-  subscribe(sessionKey: string): SessionStream {
-    return this.outbox.subscribe(sessionKey);
+  /**
+   * A stream of what reaches the session outside requests (first what was
+   * kept, and with `after`, the last event id its client got, what came
+   * after it), through a bounded queue; `close` it when done.
+   */
+  subscribe(sessionKey: string, options: SubscribeOptions = {}): SessionStream {
+    return this.outbox.subscribe(sessionKey, options);
   }
 
   /** Deliveries kept for the session while no stream was open, oldest first; handed out once. */

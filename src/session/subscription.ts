@@ -8,6 +8,10 @@ import type { SessionItem } from "./delivery.js";
  * held go back to the outbox, which keeps them for the session (notices are
  * dropped). Nothing is lost silently and nothing is shown twice: an item
  * counts as shown once a stream has handed it to its client.
+ *
+ * Every item carries its event id (`id:` on the events route), given by
+ * the outbox: ids grow within a session, so a client that comes back with
+ * the last one it got is handed what came after it (a resumed stream).
  */
 
 export type OutboxItem = SessionItem;
@@ -17,15 +21,19 @@ export type Notice = Extract<SessionItem, { type: "notice" }>;
 
 /** An item on its way to a session's streams, shared by every stream that queued it. */
 export interface Envelope {
+  /** Its event id: decimal digits, growing within the session. */
+  readonly id: string;
   readonly item: OutboxItem;
   /** UTF-8 bytes of the item's text. */
   readonly bytes: number;
-  /** A delivery the session keeps when no stream shows it. */
-  readonly keep: boolean;
+  /** A delivery the session keeps when no stream shows it (a stream holding a twin of it, the same item read twice, takes this on). */
+  keep: boolean;
   /** Streams that have it queued. */
   holders: number;
   /** Whether a stream has handed it to its client. */
   shown: boolean;
+  /** Called once, when a stream first hands it to its client (a shared outbox records that it was shown). */
+  readonly onShown?: (envelope: Envelope) => void;
 }
 
 export interface QueueLimits {
@@ -37,6 +45,12 @@ export interface QueueLimits {
 
 export type CloseReason = "client" | "overflow";
 
+/** How a stream starts: after which event id (a client's `Last-Event-ID`). */
+export interface SubscribeOptions {
+  /** The last event id the client got: it is handed what it missed (what is still held) first. */
+  after?: string;
+}
+
 /** One open stream of a session's items, as its reader (an event stream, a channel) sees it. */
 export interface SessionStream {
   readonly sessionKey: string;
@@ -44,25 +58,49 @@ export interface SessionStream {
   onOverflow: (() => void) | undefined;
   /** The next queued item, or undefined. */
   take(): OutboxItem | undefined;
+  /** The event id of the item `take` handed out last (undefined before the first). */
+  readonly lastId: string | undefined;
   /** Nothing more will come. */
   readonly ended: boolean;
   /** It ended by `finish` (the gateway stopping) rather than by `close`. */
   readonly finished: boolean;
   /** Resolves when an item arrives or the stream ends. */
   changed(): Promise<void>;
+  /** When set, resolves once the stream is known where it must be (a shared outbox told the other gateways); its answer waits for it. */
+  readonly ready?: Promise<void> | undefined;
   /** Takes no more items; those queued are still handed out. */
   finish(): void;
   /** Ends it now: what it held and did not show goes back to be kept for the session. */
   close(): void;
 }
 
+/**
+ * Whether event id `a` comes after `b`. An id is decimal digits (no leading
+ * zeros), or digits, a dot and digits: an event a gateway sent while it
+ * could not write it down (its database was down), after the one before
+ * the dot.
+ */
+export function idAfter(a: string, b: string): boolean {
+  const [whole = "", part = "0"] = a.split(".");
+  const [otherWhole = "", otherPart = "0"] = b.split(".");
+  if (whole !== otherWhole) return whole.length === otherWhole.length ? whole > otherWhole : whole.length > otherWhole.length;
+  return Number(part) > Number(otherPart);
+}
+
 export class Subscription implements SessionStream {
   private readonly queue: Envelope[] = [];
   private queuedBytes = 0;
+  /** While the outbox reads what the stream starts with (a shared outbox asks its database), what arrives waits here. */
+  private arriving: Envelope[] | undefined;
   private state: "open" | "finishing" | "closed" = "open";
   private wake: (() => void) | undefined;
+  private last: string | undefined;
+  /** What it started with (catchUp), by id: the same items offered later are not queued again. */
+  private startedWith: Map<string, Envelope> | undefined;
   /** Called once when the queue overflows (the stream's client stopped reading); the subscription is closed by then. */
   onOverflow: (() => void) | undefined;
+  /** Set by an outbox that tells others of the stream: resolves once they know. */
+  ready: Promise<void> | undefined;
 
   constructor(
     readonly sessionKey: string,
@@ -71,7 +109,11 @@ export class Subscription implements SessionStream {
     private readonly detach: (subscription: Subscription) => void,
     /** Takes back what this subscription held and did not show; says how many items and bytes were queued. */
     private readonly giveBack: (subscription: Subscription, left: readonly Envelope[], bytes: number, reason: CloseReason) => void,
-  ) {}
+    /** Starts catching up: items offered wait until `catchUp` hands it what it starts with. */
+    catchingUp = false,
+  ) {
+    if (catchingUp) this.arriving = [];
+  }
 
   /**
    * Queues an item (the outbox calls this). An item that does not fit
@@ -80,16 +122,72 @@ export class Subscription implements SessionStream {
    */
   offer(envelope: Envelope, force = false): boolean {
     if (this.state !== "open") return false;
-    const full = this.queue.length >= this.limits.maxItems || this.queuedBytes + envelope.bytes > this.limits.maxBytes;
-    if (full && this.queue.length > 0 && !force) {
+    // An item it started with, arriving again (read once for the stream, once as it came): it has it already.
+    const twin = this.startedWith?.get(envelope.id);
+    if (twin) {
+      this.adopt(twin, envelope);
+      return true;
+    }
+    const count = this.queue.length + (this.arriving?.length ?? 0);
+    const full = count >= this.limits.maxItems || this.queuedBytes + envelope.bytes > this.limits.maxBytes;
+    if (full && count > 0 && !force) {
       this.close("overflow");
       return false;
     }
-    this.queue.push(envelope);
+    (this.arriving ?? this.queue).push(envelope);
     this.queuedBytes += envelope.bytes;
     envelope.holders++;
+    if (!this.arriving) this.signal();
+    return true;
+  }
+
+  /**
+   * What the stream starts with (kept deliveries, what its client missed)
+   * and what arrived meanwhile that is not among them, in the order of
+   * their ids. False
+   * when it was closed meanwhile: the caller gives `first` back.
+   */
+  catchUp(first: readonly Envelope[]): boolean {
+    const arrived = this.arriving ?? [];
+    this.arriving = undefined;
+    if (this.state === "closed") return false;
+    const byId = new Map(first.map((envelope) => [envelope.id, envelope]));
+    const fresh: Envelope[] = [];
+    for (const envelope of arrived) {
+      this.queuedBytes -= envelope.bytes;
+      const twin = byId.get(envelope.id);
+      if (twin) this.adopt(twin, envelope);
+      else {
+        envelope.holders--;
+        fresh.push(envelope);
+      }
+    }
+    const finishing = this.state === "finishing";
+    // A stream finished meanwhile (the gateway stopping) still hands out what it starts with.
+    if (finishing) this.state = "open";
+    // In the order of their ids: what arrived meanwhile may be older than what it starts with (read a moment later).
+    const all = [...first, ...fresh];
+    all.sort((a, b) => (a.id === b.id ? 0 : idAfter(a.id, b.id) ? 1 : -1));
+    for (const envelope of all) this.offer(envelope, true);
+    if (byId.size > 0) this.startedWith = new Map([...byId, ...fresh.map((envelope) => [envelope.id, envelope] as const)]);
+    if (finishing) this.state = "finishing";
     this.signal();
     return true;
+  }
+
+  /**
+   * The same item a second time (`again`): the stream has it as `held`.
+   * `again` stays counted as held (through its twin), so its outbox does not
+   * keep it for the session; a delivery `again` was to be kept by makes the
+   * twin the one to give back if it is never shown.
+   */
+  private adopt(held: Envelope, again: Envelope): void {
+    if (again.keep && !held.keep && !held.shown) held.keep = true;
+    if (again.keep && held.shown && !again.shown) {
+      again.shown = true;
+      again.onShown?.(again);
+    }
+    if (again.holders === 0) again.holders = 1;
   }
 
   /** The oldest queued item, now counted as shown to the client; undefined when none is queued. */
@@ -98,13 +196,21 @@ export class Subscription implements SessionStream {
     if (!envelope) return undefined;
     this.queuedBytes -= envelope.bytes;
     envelope.holders--;
-    envelope.shown = true;
+    this.last = envelope.id;
+    if (!envelope.shown) {
+      envelope.shown = true;
+      envelope.onShown?.(envelope);
+    }
     return envelope.item;
+  }
+
+  get lastId(): string | undefined {
+    return this.last;
   }
 
   /** Nothing more will come: closed, or finished with its queue handed out. */
   get ended(): boolean {
-    return this.state === "closed" || (this.state === "finishing" && this.queue.length === 0);
+    return this.state === "closed" || (this.state === "finishing" && this.queue.length === 0 && !this.arriving);
   }
 
   /** Whether it ended by `finish` (the gateway stopping) rather than by `close`. */
@@ -138,7 +244,7 @@ export class Subscription implements SessionStream {
     const wasOpen = this.state === "open";
     this.state = "closed";
     if (wasOpen) this.detach(this);
-    const left = this.queue.splice(0);
+    const left = [...this.queue.splice(0), ...(this.arriving?.splice(0) ?? [])];
     const bytes = this.queuedBytes;
     this.queuedBytes = 0;
     for (const envelope of left) envelope.holders--;

@@ -11,14 +11,20 @@ export interface SseEvent {
  * Reads Server-Sent Events from a response body as they arrive. `next()`
  * resolves with the next event (waiting up to a wait's deadline, then
  * failing with the events so far); `close()` cancels the stream, as a
- * client that goes away would.
+ * client that goes away would. `ids` holds each event's `id:` (undefined
+ * for one without), `lastId` the last one given (what a client sends back
+ * as `Last-Event-ID`).
  */
 export function sseReader(response: Response) {
   const events: SseEvent[] = [];
+  const ids: (string | undefined)[] = [];
+  let lastId: string | undefined;
   let waiting: (() => void) | undefined;
   const parser = createParser({
     onEvent: (e) => {
       events.push({ event: e.event ?? "message", data: JSON.parse(e.data) });
+      ids.push(e.id);
+      if (e.id !== undefined) lastId = e.id;
       waiting?.();
     },
   });
@@ -50,6 +56,15 @@ export function sseReader(response: Response) {
   const sofar = { instead: () => `events so far: ${JSON.stringify(events)}` };
   return {
     events,
+    ids,
+    /** The last event id given so far. */
+    get lastId(): string | undefined {
+      return lastId;
+    },
+    /** The id of the last event `next` or `until` handed out. */
+    get readId(): string | undefined {
+      return ids.slice(0, read).findLast((id) => id !== undefined);
+    },
     next(): Promise<SseEvent> {
       return within(`the stream's next event (event ${read + 1})`, take(), sofar);
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Feature, FeatureHost } from "../../src/port/feature.js";
-import { STREAM_QUEUE } from "../../src/session/outbox.js";
+import { REPLAY_LIMITS, STREAM_QUEUE } from "../../src/session/outbox.js";
 import { harness } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 
@@ -73,7 +73,7 @@ describe("event streams", () => {
     expect(await text()).toBe(": connected\n\n");
     const next = text();
     deliver("read");
-    expect(await next).toBe('event: delivery\ndata: {"from":"agent","text":"read"}\n\n');
+    expect(await next).toMatch(/^id: \d+\nevent: delivery\ndata: \{"from":"agent","text":"read"\}\n\n$/);
     // Not read: they wait in the stream's queue, and go back to the session when the client leaves.
     deliver("unread 1");
     deliver("unread 2");
@@ -83,5 +83,110 @@ describe("event streams", () => {
     expect((await second.next()).data.text).toBe("unread 2");
     await second.close();
     expect(await h.runtime.takeDeliveries(KEY)).toEqual([]);
+  });
+
+  it("every event carries an id, growing within the session", async () => {
+    const { h, deliver, notify } = gateway();
+    const stream = sseReader(await h.request(`/v1/sessions/${KEY}/events`));
+    deliver("one");
+    notify(1);
+    await h.chat({ message: "hello", session: "s" });
+    await stream.until("turn.end");
+    expect(stream.events.map((e) => e.event)).toEqual(["delivery", "tick", "turn.start", "delivery", "turn.end"]);
+    const ids = stream.ids.map((id) => Number(id));
+    expect(ids.every((id) => Number.isSafeInteger(id) && id > 0)).toBe(true);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    await stream.close();
+  });
+});
+
+describe("resuming an event stream (Last-Event-ID)", () => {
+  const resume = (h: ReturnType<typeof harness>, id: string | undefined) =>
+    h.request(`/v1/sessions/${KEY}/events`, id === undefined ? {} : { headers: { "last-event-id": id } });
+
+  it("a client that comes back with the last id it got is handed what it missed, even what another client's stream took meanwhile", async () => {
+    const { h, deliver, notify } = gateway();
+    const first = sseReader(await resume(h, undefined));
+    deliver("seen");
+    await first.next();
+    const seen = first.readId!;
+    await first.close();
+    // While it is away: a notice, and a delivery that another client's stream takes.
+    notify(7);
+    deliver("missed");
+    const other = sseReader(await resume(h, undefined));
+    expect((await other.next()).data).toEqual({ from: "agent", text: "missed" });
+    await other.close();
+    const back = sseReader(await resume(h, seen));
+    expect(await back.next()).toEqual({ event: "tick", data: { n: 7 } });
+    expect(await back.next()).toEqual({ event: "delivery", data: { from: "agent", text: "missed" } });
+    // What it had already got is not sent again, and the ids go on from there.
+    expect(back.events.map((e) => e.data.text)).not.toContain("seen");
+    expect(Number(back.ids[0])).toBeGreaterThan(Number(seen));
+    deliver("live");
+    expect((await back.next()).data.text).toBe("live");
+    await back.close();
+    // Nothing was kept twice: the next chat response has no delivery from before.
+    const { json } = await h.chat({ message: "SAY x", session: "s" });
+    expect(json.delivered).toHaveLength(1);
+  });
+
+  it("a reader that goes away after a delivery was sent to it gets it again when it comes back from the id before", async () => {
+    const { h, deliver } = gateway();
+    const reader = sseReader(await resume(h, undefined));
+    deliver("before");
+    await reader.next();
+    const before = reader.readId!;
+    deliver("the result");
+    // Written to it, so counted as shown: its connection went before the client read it.
+    expect((await reader.next()).data.text).toBe("the result");
+    await reader.close();
+    expect(await h.runtime.takeDeliveries(KEY)).toEqual([]);
+    const back = sseReader(await resume(h, before));
+    expect(await back.next()).toEqual({ event: "delivery", data: { from: "agent", text: "the result" } });
+    await back.close();
+  });
+
+  it("kept deliveries come with a resumed stream too, once, in the order they were sent", async () => {
+    const { h, deliver } = gateway();
+    const reader = sseReader(await resume(h, undefined));
+    deliver("a");
+    await reader.next();
+    const last = reader.readId!;
+    await reader.close();
+    deliver("b");
+    deliver("c");
+    const back = sseReader(await resume(h, last));
+    expect((await back.next()).data.text).toBe("b");
+    expect((await back.next()).data.text).toBe("c");
+    await back.close();
+    expect(await h.runtime.takeDeliveries(KEY)).toEqual([]);
+  });
+
+  it("an id the gateway never gives is a 400 naming Last-Event-ID, and no stream opens", async () => {
+    const { h } = gateway();
+    const res = await resume(h, "abc");
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.message).toBe('Last-Event-ID: expected the id of an event of this stream (digits), got "abc"');
+  });
+
+  it("the replay is bounded: a client that was away too long gets what is still held, the newest", async () => {
+    const { h, deliver } = gateway();
+    const reader = sseReader(await resume(h, undefined));
+    deliver("first");
+    await reader.next();
+    const first = reader.readId!;
+    for (let n = 0; n < REPLAY_LIMITS.perSession.maxItems + 10; n++) deliver(`d${n}`);
+    for (let n = 0; n < REPLAY_LIMITS.perSession.maxItems + 10; n++) await reader.next();
+    await reader.close();
+    const back = sseReader(await resume(h, first));
+    const got: string[] = [];
+    for (let n = 0; n < REPLAY_LIMITS.perSession.maxItems; n++) got.push((await back.next()).data.text);
+    expect(got[0]).toBe("d10");
+    expect(got.at(-1)).toBe(`d${REPLAY_LIMITS.perSession.maxItems + 9}`);
+    await back.close();
   });
 });

@@ -1,11 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { MAX_KEPT_BYTES_PER_SESSION, MAX_KEPT_PER_SESSION, Outbox, type OutboxItem, type Subscription } from "../../src/session/outbox.js";
+import {
+  type Envelope,
+  MAX_KEPT_BYTES_PER_SESSION,
+  MAX_KEPT_PER_SESSION,
+  Outbox,
+  type OutboxItem,
+  Subscription,
+  envelopeOf,
+  idAfter,
+} from "../../src/session/outbox.js";
+import { ReplayBuffer } from "../../src/session/replay-buffer.js";
 
 const delivery = (text: string, from = "agent"): OutboxItem => ({ type: "delivery", from, text });
 const notice = (n: number): OutboxItem => ({ type: "notice", event: "tick", data: { n } });
 
 /** Everything queued for a subscription, as a client that reads would take it. */
-function takeAll(subscription: Subscription): OutboxItem[] {
+function takeAll(subscription: Pick<Subscription, "take">): OutboxItem[] {
   const items: OutboxItem[] = [];
   for (let item = subscription.take(); item; item = subscription.take()) items.push(item);
   return items;
@@ -158,5 +168,164 @@ describe("a stream's queue", () => {
     await change;
     expect(woke).toBe(true);
     expect(await outbox.drain("s")).toEqual([{ from: "agent", text: "2" }]);
+  });
+});
+
+describe("event ids and resuming", () => {
+  it("ids grow across sessions and restarts: they start at a thousand times the clock's milliseconds", () => {
+    const outbox = new Outbox({}, { now: () => 1_700_000_000_000 });
+    const a = outbox.subscribe("a");
+    const b = outbox.subscribe("b");
+    outbox.publish("a", delivery("1"));
+    outbox.publish("b", delivery("2"));
+    a.take();
+    b.take();
+    expect([a.lastId, b.lastId]).toEqual(["1700000000000000", "1700000000000001"]);
+    const restarted = new Outbox({}, { now: () => 1_700_000_000_001 });
+    const c = restarted.subscribe("a");
+    restarted.publish("a", delivery("3"));
+    c.take();
+    expect(idAfter(c.lastId!, a.lastId!)).toBe(true);
+  });
+
+  it("idAfter orders ids by number, and an id sent while the database was down (a dot) right after the one before it", () => {
+    expect(idAfter("10", "9")).toBe(true);
+    expect(idAfter("9", "10")).toBe(false);
+    expect(idAfter("10", "10")).toBe(false);
+    expect(idAfter("10.2", "10.1")).toBe(true);
+    expect(idAfter("10.1", "10")).toBe(true);
+    expect(idAfter("11", "10.5")).toBe(true);
+    expect(idAfter("10", "10.1")).toBe(false);
+  });
+
+  it("a resumed stream gets what was kept and what came after its id, each once and in order; a fresh one only what was kept", () => {
+    const outbox = new Outbox();
+    const first = outbox.subscribe("s");
+    outbox.publish("s", delivery("seen"), true);
+    first.take();
+    const seen = first.lastId!;
+    first.close();
+    outbox.publish("s", notice(1));
+    outbox.publish("s", delivery("kept"), true);
+    const fresh = outbox.subscribe("s");
+    expect(takeAll(fresh)).toEqual([delivery("kept")]);
+    fresh.close();
+    outbox.publish("s", delivery("kept again"), true);
+    const resumed = outbox.subscribe("s", { after: seen });
+    expect(takeAll(resumed)).toEqual([notice(1), delivery("kept"), delivery("kept again")]);
+  });
+
+  it("a chat channel's feed takes what was kept but gives its session no replay", async () => {
+    const outbox = new Outbox();
+    const got: OutboxItem[] = [];
+    const stop = outbox.feed("chat", (item) => got.push(item));
+    outbox.publish("chat", delivery("x"));
+    await Promise.resolve();
+    expect(outbox.replayed).toEqual({ items: 0, bytes: 0, sessions: 0 });
+    stop();
+    outbox.subscribe("web").close();
+    outbox.publish("web", delivery("y"));
+    expect(outbox.replayed).toMatchObject({ items: 1, sessions: 1 });
+  });
+
+  it("/clear forgets the session's replay too", async () => {
+    const outbox = new Outbox();
+    const stream = outbox.subscribe("s");
+    outbox.publish("s", delivery("before"));
+    stream.take();
+    const id = stream.lastId!;
+    stream.close();
+    outbox.publish("s", delivery("missed"));
+    await outbox.clearSession("s");
+    expect(takeAll(outbox.subscribe("s", { after: id }))).toEqual([]);
+  });
+});
+
+describe("the replay buffer", () => {
+  const entry = (id: number, bytes = 1) => ({ id: String(id), item: delivery(String(id)), bytes });
+  const limits = { perSession: { maxItems: 3, maxBytes: 100 }, total: { maxItems: 5, maxBytes: 1_000 }, sessions: 2 };
+
+  it("holds only watched sessions, each within its bounds (the newest held whatever its size)", () => {
+    const replay = new ReplayBuffer(limits);
+    replay.record("unwatched", entry(1));
+    expect(replay.size).toEqual({ items: 0, bytes: 0, sessions: 0 });
+    replay.watch("s");
+    for (const id of [1, 2, 3, 4]) replay.record("s", entry(id));
+    expect(replay.since("s", "0").map((e) => e.id)).toEqual(["2", "3", "4"]);
+    replay.record("s", entry(5, 500));
+    expect(replay.since("s", "0").map((e) => e.id)).toEqual(["5"]);
+    expect(replay.since("s", "4").map((e) => e.id)).toEqual(["5"]);
+  });
+
+  it("in all, the sessions touched longest ago give up their oldest items first, then the sessions themselves", () => {
+    const replay = new ReplayBuffer(limits);
+    replay.watch("old");
+    for (const id of [1, 2, 3]) replay.record("old", entry(id));
+    replay.watch("new");
+    for (const id of [4, 5, 6]) replay.record("new", entry(id));
+    // Six items, five held in all: the oldest of the session touched longest ago went.
+    expect(replay.since("old", "0").map((e) => e.id)).toEqual(["2", "3"]);
+    expect(replay.since("new", "0").map((e) => e.id)).toEqual(["4", "5", "6"]);
+    replay.watch("third");
+    expect(replay.size.sessions).toBe(2);
+    expect(replay.since("old", "0")).toEqual([]);
+    replay.forget("new");
+    expect(replay.size).toEqual({ items: 0, bytes: 0, sessions: 1 });
+  });
+});
+
+describe("a stream catching up (the outbox reads what it starts with)", () => {
+  const envelope = (id: string, text = id, keep = false): Envelope => envelopeOf(id, delivery(text), keep);
+  const subscription = (given: Envelope[][] = []) =>
+    new Subscription(
+      "s",
+      { maxItems: 10, maxBytes: 1_000 },
+      () => {},
+      (_s, left) => given.push([...left]),
+      true,
+    );
+
+  it("what arrives meanwhile waits, then comes after what it starts with, without the items it starts with already", () => {
+    const stream = subscription();
+    stream.offer(envelope("5"));
+    stream.offer(envelope("6"));
+    expect(stream.take()).toBeUndefined();
+    expect(stream.catchUp([envelope("3"), envelope("5")])).toBe(true);
+    expect(takeAll(stream).map((i) => (i as { text: string }).text)).toEqual(["3", "5", "6"]);
+    expect(stream.lastId).toBe("6");
+  });
+
+  it("a stream closed while catching up gives back what arrived, and refuses what it would have started with", () => {
+    const given: Envelope[][] = [];
+    const stream = subscription(given);
+    const arrived = envelope("7", "arrived", true);
+    stream.offer(arrived);
+    stream.close();
+    expect(given).toEqual([[arrived]]);
+    expect(arrived.holders).toBe(0);
+    expect(stream.catchUp([envelope("1")])).toBe(false);
+  });
+
+  it("the same delivery read twice (once as it was, once held for the session) is queued once; never shown, the held copy is given back", () => {
+    const given: Envelope[][] = [];
+    const stream = subscription(given);
+    const asItWas = envelope("4", "d", false);
+    stream.catchUp([asItWas]);
+    const held = envelope("4", "d", true);
+    expect(stream.offer(held)).toBe(true);
+    expect(stream.size).toBe(1);
+    // Counted as held through its twin: its outbox keeps nothing for it.
+    expect(held.holders).toBe(1);
+    stream.close();
+    expect(given.at(-1)!.map((e) => [e.id, e.keep, e.holders])).toEqual([["4", true, 0]]);
+  });
+
+  it("a stream finished while catching up (the gateway stopping) still hands out what it starts with, then ends", () => {
+    const stream = subscription();
+    stream.finish();
+    expect(stream.ended).toBe(false);
+    stream.catchUp([envelope("1")]);
+    expect(takeAll(stream)).toHaveLength(1);
+    expect(stream.ended).toBe(true);
   });
 });

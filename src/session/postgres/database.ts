@@ -10,7 +10,11 @@ import type { PostgresOptions } from "./options.js";
 /** What the store uses of the driver. */
 interface PgModule {
   Pool: typeof import("pg").Pool;
+  Client?: typeof import("pg").Client;
 }
+
+/** A connection of its own, outside the pools (the gateway's LISTEN connection). */
+export type DedicatedClient = import("pg").Client;
 
 interface Pools {
   /** Histories and state: short queries and transactions. */
@@ -112,6 +116,37 @@ export class PgDatabase implements StoreConnection {
     }
   }
 
+  /**
+   * A new connection of its own, not of a pool, connected (within
+   * connect_timeout_ms), its `application_name` the one given: the
+   * gateway's LISTEN connection, which must stay open. The caller ends it.
+   */
+  async dedicatedClient(what: string, applicationName: string): Promise<DedicatedClient> {
+    await this.pools();
+    const pg = await this.driver();
+    if (!pg.Client) throw storeError(what, new Error("the driver has no Client"));
+    const o = this.options;
+    const client = new pg.Client({
+      connectionString: o.url,
+      connectionTimeoutMillis: o.connect_timeout_ms,
+      application_name: applicationName,
+      // A server that went without a word (a host that died) is noticed by the kernel's keepalives.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
+    const onError = () => {};
+    client.on("error", onError);
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw storeError(what, error);
+    } finally {
+      client.off("error", onError);
+    }
+    return client;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -163,7 +198,8 @@ export class PgDatabase implements StoreConnection {
       const loaded: Partial<PgModule> & { default?: PgModule } = await (this.parts.load ?? (() => import("pg")))();
       const pool = loaded.default?.Pool ?? loaded.Pool;
       if (!pool) throw new Error("it has no Pool");
-      return { Pool: pool };
+      const client = loaded.default?.Client ?? loaded.Client;
+      return { Pool: pool, ...(client ? { Client: client } : {}) };
     } catch (error) {
       throw new ConfigError([`session.store: "postgres" needs the package pg, which could not be loaded (${messageOf(error)})`]);
     }

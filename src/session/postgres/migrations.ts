@@ -47,6 +47,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "the outbox: what reaches sessions' event streams, across gateways",
+    sql: `
+      CREATE TABLE picoclaw_outbox (
+        id bigserial PRIMARY KEY,
+        session_key text NOT NULL,
+        item json NOT NULL,
+        bytes integer NOT NULL,
+        state text NOT NULL CHECK (state IN ('live', 'waiting', 'held', 'shown', 'taken')),
+        holder text,
+        origin text NOT NULL
+      );
+      CREATE INDEX picoclaw_outbox_session ON picoclaw_outbox (session_key, id);
+      CREATE TABLE picoclaw_watched (
+        session_key text PRIMARY KEY,
+        at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX picoclaw_watched_at ON picoclaw_watched (at);
+    `,
+  },
 ];
 
 /** The advisory lock (a bigint of its own) held while migrating. */
