@@ -126,5 +126,7 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
     "cache-control": "no-cache",
     connection: "keep-alive",
     "transfer-encoding": "chunked",
+    // A proxy that buffers answers (nginx) passes this stream on as it comes, whatever its own config says.
+    "x-accel-buffering": "no",
   });
 }

@@ -35,6 +35,8 @@ describe("event streams", () => {
     const { h, deliver, notify } = gateway();
     const res = await h.request(`/v1/sessions/${KEY}/events`);
     expect(res.headers.get("content-type")).toBe("text/event-stream");
+    // A proxy in front (nginx) must pass it on unbuffered.
+    expect(res.headers.get("x-accel-buffering")).toBe("no");
     // The client never reads: every item waits in the stream's queue until it is full.
     for (let n = 0; n < 10; n++) notify(n);
     for (let n = 0; n < 300; n++) deliver(`d${n}`);
