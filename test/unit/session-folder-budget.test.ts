@@ -119,6 +119,22 @@ describe("sessions stored before the gateway started, counted in the background"
     expect(listed.every((s) => s.messages === 2)).toBe(true);
   });
 
+  it("files changed apart are listed in their files' order, and only those too close to tell apart in their meta files' (a gateway clock that disagrees with the file system's reorders nothing else)", async () => {
+    const dir = tempDir();
+    // The gateway's clock a day behind the file system's, a second on at each change: b, then a, then c.
+    let time = Date.now() - 86_400_000;
+    const first = opener(dir).open({ now: () => (time += 1000) });
+    for (const name of ["b", "a", "c"]) await first.append(keyOf(name), turn(1));
+    await first.close();
+    // b changed well before a and c, which the file system's clock cannot tell apart (a meta file can: a, then c).
+    const at = Date.now() / 1000 - 60;
+    utimesSync(path.join(dir, "agent_main_http_b.jsonl"), at, at);
+    utimesSync(path.join(dir, "agent_main_http_c.jsonl"), at + 30, at + 30);
+    utimesSync(path.join(dir, "agent_main_http_a.jsonl"), at + 30.01, at + 30.01);
+    const listed = await opener(dir).open().list(10);
+    expect(listed.map((s) => s.key)).toEqual([keyOf("c"), keyOf("a"), keyOf("b")]);
+  });
+
   it("1,100 sessions stored and session.max_stored 1000: once counted, the 101 changed least recently go (the new one stays)", async () => {
     const dir = tempDir();
     stored(dir, 1100);

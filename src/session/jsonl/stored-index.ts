@@ -17,7 +17,7 @@ export interface Listed {
   updatedAt: number;
   /** Its messages, once known. */
   count: number | undefined;
-  /** The order of this process's changes (0: not changed by it). */
+  /** The order of this process's changes (1, 2...); ≤ 0 for a session only the census found, in its order. */
   seq: number;
 }
 
@@ -191,19 +191,21 @@ export class StoredIndex {
     this.totals = { count, bytes };
     const gone = (session: FoundSession) => changes.has(session.name) && changes.get(session.name)!.now === undefined;
     const merged = new Map<string, Listed>();
-    for (const session of found.newest) {
-      if (gone(session) || this.recent.has(session.key)) continue;
-      merged.set(session.key, { key: session.key, name: session.name, updatedAt: session.updatedAt, count: undefined, seq: 0 });
-    }
+    // The census's sessions in the census's order (oldest change first), ranked below this process's changes (seq ≤ 0).
+    found.newest.forEach((session, i) => {
+      if (gone(session) || this.recent.has(session.key)) return;
+      merged.set(session.key, { key: session.key, name: session.name, updatedAt: session.updatedAt, count: undefined, seq: i - found.newest.length + 1 });
+    });
     // This process's changes are newer than anything the census found.
     for (const entry of this.recent.values()) merged.set(entry.key, entry);
-    const sorted = [...merged.values()].sort((a, b) => (a.seq === 0 && b.seq === 0 ? a.updatedAt - b.updatedAt : a.seq - b.seq));
+    const sorted = [...merged.values()].sort((a, b) => a.seq - b.seq);
     this.recent.clear();
     for (const entry of sorted.slice(-LIST_MAX)) this.recent.set(entry.key, entry);
     this.covered = count <= this.recent.size ? "all" : this.recent.size - found.newest.filter(gone).length;
     // The least recently changed first; this process's changes after every other, in their order.
-    const rank = (session: FoundSession) => this.recent.get(session.key)?.seq ?? 0;
-    this.candidates = found.oldest.filter((session) => !gone(session)).sort((a, b) => rank(a) - rank(b) || a.updatedAt - b.updatedAt);
+    // (found.oldest is in the census's order already: a stable sort keeps it among equals.)
+    const rank = (session: FoundSession) => Math.max(0, this.recent.get(session.key)?.seq ?? 0);
+    this.candidates = found.oldest.filter((session) => !gone(session)).sort((a, b) => rank(a) - rank(b));
   }
 
   /** Removes the sessions changed least recently while the folder is over its budget (one run at a time). */

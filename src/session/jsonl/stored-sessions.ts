@@ -112,21 +112,36 @@ function keyOf(files: SessionFiles, file: ScannedHistory, warn: (message: string
   return parts.subagents.length > 0 || parts.chatId.startsWith("!") ? null : key;
 }
 
-/** The sessions of `found`, each with its key and time (a meta file's for times too close to tell apart), oldest change first. */
+/**
+ * The sessions of `found`, each with its key and time, oldest change first:
+ * in the order of the files' times, and within a run of files changed less
+ * than `CLOSE_MS` apart (too close for a file system's clock to tell) in
+ * the order of their meta files' times. A meta file's time only ever orders
+ * the files of its run: it comes from the gateway's clock, which need not
+ * agree with the file system's.
+ */
 function ordered(files: SessionFiles, found: ScannedHistory[]): FoundSession[] {
   const sorted = [...found].sort((a, b) => a.mtimeMs - b.mtimeMs);
   const sessions: FoundSession[] = [];
+  let run: { session: FoundSession; metaAt: number }[] = [];
+  const endRun = () => {
+    if (run.length > 1) run.sort((a, b) => (Number.isNaN(a.metaAt) || Number.isNaN(b.metaAt) ? 0 : a.metaAt - b.metaAt));
+    for (const { session } of run) sessions.push(session);
+    run = [];
+  };
   sorted.forEach((file, i) => {
     const close = (j: number) => j >= 0 && j < sorted.length && Math.abs(sorted[j]!.mtimeMs - file.mtimeMs) < CLOSE_MS;
+    if (!close(i - 1)) endRun();
     const decoded = keyOfFileName(file.name);
     const tooClose = close(i - 1) || close(i + 1);
     const meta = decoded === null || tooClose ? files.readMetaSync(file.name) : undefined;
     const key = decoded ?? meta?.key;
     // A shortened name's meta file gone since the walk: the session is gone too.
     if (key === undefined) return;
-    const updated = tooClose ? Date.parse(meta?.updated_at ?? "") : Number.NaN;
-    const updatedAt = Number.isNaN(updated) ? file.mtimeMs : updated;
-    sessions.push({ key, name: file.name, updatedAt: Math.round(updatedAt), bytes: file.bytes, mtimeMs: file.mtimeMs });
+    const metaAt = tooClose ? Date.parse(meta?.updated_at ?? "") : Number.NaN;
+    const updatedAt = Number.isNaN(metaAt) ? file.mtimeMs : metaAt;
+    run.push({ session: { key, name: file.name, updatedAt: Math.round(updatedAt), bytes: file.bytes, mtimeMs: file.mtimeMs }, metaAt });
   });
-  return sessions.sort((a, b) => a.updatedAt - b.updatedAt);
+  endRun();
+  return sessions;
 }
