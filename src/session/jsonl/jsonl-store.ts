@@ -12,7 +12,7 @@ import { fileNameOf } from "./file-names.js";
 import { type FileState, countFromMeta, readHistoryFile, writeChange, writeSessionMeta } from "./history-file.js";
 import { SessionFiles } from "./session-files.js";
 import { SessionDirUnusableError, errnoOf } from "./storage-error.js";
-import { type Listed, StoredIndex } from "./stored-index.js";
+import { type Listed, StoredIndex, listedName } from "./stored-index.js";
 import type { FoundSession } from "./stored-sessions.js";
 
 export interface JsonlHistoryOptions extends SessionCacheOptions {
@@ -383,7 +383,7 @@ export class JsonlHistoryStore implements HistoryStore {
     const { key } = entry;
     if (this.cache.has(key)) return this.cache.count(key);
     if (entry.count !== undefined) return entry.count;
-    const meta = await countFromMeta(this.files, key, entry.name);
+    const meta = await countFromMeta(this.files, key, listedName(entry));
     const count = meta ? meta.count : await this.serial(key, async () => this.bounded((await this.read(key))?.messages ?? []).length);
     this.index.noteCount(key, count);
     return count;

@@ -1,5 +1,6 @@
 import { messageOf } from "../../errors.js";
 import type { Timer } from "../../signals.js";
+import { fileNameOf } from "./file-names.js";
 import type { SessionFiles } from "./session-files.js";
 import { type FoundSession, census } from "./stored-sessions.js";
 
@@ -10,10 +11,19 @@ export const EVICT_BATCH = 1024;
 /** How long after the first change the folder is counted (when nothing asked for it sooner): never in the way of start-up or a first turn. */
 export const CENSUS_DELAY_MS = 5_000;
 
+/** The file name of a listed session. */
+export const listedName = (entry: Listed): string => entry.name ?? fileNameOf(entry.key);
+
+/** A session's entry, its file's name kept only when it is not the key's own. */
+function listed(key: string, name: string, updatedAt: number, count: number | undefined, seq: number): Listed {
+  return name === fileNameOf(key) ? { key, updatedAt, count, seq } : { key, name, updatedAt, count, seq };
+}
+
 /** A session as the list shows it. */
 export interface Listed {
   key: string;
-  name: string;
+  /** Its file's name, when it is not the key's own (`fileNameOf`): one string less for almost every session. */
+  name?: string;
   updatedAt: number;
   /** Its messages, once known. */
   count: number | undefined;
@@ -80,7 +90,7 @@ export class StoredIndex {
   changed(key: string, name: string, before: number | undefined, after: number, updatedAt: number, count: number): void {
     const known = this.recent.get(key);
     this.recent.delete(key);
-    this.recent.set(key, { key, name, updatedAt, count, seq: ++this.seq });
+    this.recent.set(key, listed(key, name, updatedAt, count, ++this.seq));
     if (!known && this.covered !== "all") this.covered++;
     this.trimRecent();
     this.last = key;
@@ -194,7 +204,7 @@ export class StoredIndex {
     // The census's sessions in the census's order (oldest change first), ranked below this process's changes (seq ≤ 0).
     found.newest.forEach((session, i) => {
       if (gone(session) || this.recent.has(session.key)) return;
-      merged.set(session.key, { key: session.key, name: session.name, updatedAt: session.updatedAt, count: undefined, seq: i - found.newest.length + 1 });
+      merged.set(session.key, listed(session.key, session.name, session.updatedAt, undefined, i - found.newest.length + 1));
     });
     // This process's changes are newer than anything the census found.
     for (const entry of this.recent.values()) merged.set(entry.key, entry);
