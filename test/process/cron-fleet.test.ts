@@ -8,10 +8,10 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { picoclawProcess } from "../support/cli.js";
-import type { RecordedRequest } from "../support/fake-openai.js";
-import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
+import { askedFor } from "../support/fake-openai.js";
+import { type Cluster, postgresTests, useCluster } from "../support/postgres.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
 import { useScriptedModel } from "../support/scripted-openai.js";
 import { eventually, within } from "../support/wait.js";
@@ -36,20 +36,14 @@ const userMessages = async (url: string, key: string) =>
     .filter((m) => m.role === "user")
     .map((m) => m.content);
 
-/** The last user message a model request was made for. */
-const askedFor = (request: RecordedRequest) => (request.body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
-
 /** The job id and due time a scheduled run's message names. */
 const runOf = (text: string) => /^\[Scheduled job "[^"]*" \(id ([0-9a-f]+)\), due (\S+?)\]/.exec(text)?.slice(1, 3) as [string, string] | undefined;
 
 describe.runIf(tests.run)("scheduled jobs across three gateways on one database", () => {
   const model = useScriptedModel();
-  beforeAll(async () => {
-    cluster = await startCluster(tests.found);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.remove();
-  }, 120_000);
+  useCluster(tests.found, (started) => {
+    cluster = started;
+  });
 
   /** Three gateways on a new database, each with its own model key (the model's requests say which gateway ran a turn). */
   async function fleet() {

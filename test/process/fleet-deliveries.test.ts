@@ -7,9 +7,9 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
-import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
+import { type Cluster, postgresTests, useCluster } from "../support/postgres.js";
 import { call, openGate, useScriptedModel } from "../support/scripted-openai.js";
 import { type SseEvent, sseReader } from "../support/sse.js";
 import { eventually, within } from "../support/wait.js";
@@ -55,12 +55,9 @@ const deliveries = (seen: readonly SseEvent[]) => seen.filter((e) => e.event ===
 
 describe.runIf(tests.run)("deliveries and /stop across gateways on one Postgres database", () => {
   const model = useScriptedModel();
-  beforeAll(async () => {
-    cluster = await startCluster(tests.found);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.remove();
-  }, 120_000);
+  useCluster(tests.found, (started) => {
+    cluster = started;
+  });
 
   async function fleet() {
     const url = await cluster.database();

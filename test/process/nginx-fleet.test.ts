@@ -12,7 +12,7 @@ import type { ChildProcess } from "node:child_process";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { picoclawProcess } from "../support/cli.js";
-import type { RecordedRequest } from "../support/fake-openai.js";
+import { askedFor } from "../support/fake-openai.js";
 import { type Nginx, nginxTests, startNginx } from "../support/nginx.js";
 import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
@@ -79,9 +79,6 @@ async function send(base: string, s: Session, message: string): Promise<Answer> 
   }
   return { status: res.status, code: json?.error?.code, reply: json?.reply ?? json?.choices?.[0]?.message.content };
 }
-
-/** The user message a model request was made for. */
-const askedFor = (request: RecordedRequest) => (request.body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
 
 /** Every stored message of the database, by session key, in order. */
 async function stored(databaseUrl: string): Promise<Map<string, { role: string; content: string }[]>> {

@@ -8,10 +8,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../support/fake-openai.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { askedFor } from "../support/fake-openai.js";
 import { jsonOf, openaiConfig, writeProject } from "../support/project.js";
-import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
+import { type Cluster, postgresTests, useCluster } from "../support/postgres.js";
 import { openGate, useScriptedModel } from "../support/scripted-openai.js";
 import { eventually, within } from "../support/wait.js";
 
@@ -72,17 +72,11 @@ async function waitingForLock(databaseUrl: string): Promise<void> {
   }
 }
 
-/** The user message a model request was made for. */
-const askedFor = (request: RecordedRequest) => (request.body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;
-
 describe.runIf(tests.run)("gateways sharing one Postgres database", () => {
   const model = useScriptedModel();
-  beforeAll(async () => {
-    cluster = await startCluster(tests.found);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.remove();
-  }, 120_000);
+  useCluster(tests.found, (started) => {
+    cluster = started;
+  });
 
   /** Two projects with the same config: store postgres at ${DATABASE_URL}, the scripted model; write_file asks a person first. */
   async function fleet() {

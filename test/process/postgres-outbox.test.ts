@@ -5,14 +5,14 @@
  * the ports the runtime uses (SessionOutbox, StopBoard).
  */
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { PgDatabase } from "../../src/session/postgres/database.js";
 import { type FleetMember, fleetMember } from "../../src/session/postgres/fleet.js";
 import { postgresOptions } from "../../src/session/postgres/options.js";
 import { TABLE_BOUNDS } from "../../src/session/postgres/pg-outbox.js";
 import type { OutboxItem, SessionStream } from "../../src/session/outbox.js";
 import { type RecordingLogger, recordingLogger } from "../support/project.js";
-import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
+import { type Cluster, postgresTests, useCluster } from "../support/postgres.js";
 import { eventually, within } from "../support/wait.js";
 
 const tests = postgresTests();
@@ -78,12 +78,9 @@ async function rowsOf(url: string, sessionKey = KEY): Promise<{ id: string; stat
 }
 
 describe.runIf(tests.run)("the fleet's outbox and stops on Postgres", () => {
-  beforeAll(async () => {
-    cluster = await startCluster(tests.found);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.remove();
-  }, 120_000);
+  useCluster(tests.found, (started) => {
+    cluster = started;
+  });
 
   it("a delivery and a notice published on A reach a stream open on B, with the row's id as their event id", async () => {
     const url = await cluster.database();

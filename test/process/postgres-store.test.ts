@@ -6,7 +6,7 @@
  * schema's migrations, and the database going away and coming back.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { PgDatabase } from "../../src/session/postgres/database.js";
 import { MIGRATIONS } from "../../src/session/postgres/migrations.js";
@@ -15,7 +15,7 @@ import { PgFeatureState } from "../../src/session/postgres/pg-state.js";
 import { PgHistoryStore } from "../../src/session/postgres/pg-history.js";
 import { PgTurnOrder, SESSION_LOCK_CLASS } from "../../src/session/postgres/turn-lock.js";
 import { realTimer } from "../../src/signals.js";
-import { type Cluster, postgresTests, startCluster } from "../support/postgres.js";
+import { type Cluster, postgresTests, useCluster } from "../support/postgres.js";
 import { type StoreOpener, durableStoreContract, gatewayStoreContract } from "../support/store-contract.js";
 import { eventually, within } from "../support/wait.js";
 
@@ -55,12 +55,9 @@ function processOn(url: string, extra: Partial<PostgresOptions> = {}) {
 }
 
 describe.runIf(tests.run)("store postgres", () => {
-  beforeAll(async () => {
-    cluster = await startCluster(tests.found);
-  }, 120_000);
-  afterAll(async () => {
-    await cluster?.remove();
-  }, 120_000);
+  useCluster(tests.found, (started) => {
+    cluster = started;
+  });
 
   durableStoreContract("postgres", async () => pgAt(await cluster.database()));
   gatewayStoreContract("postgres", async () => ({ store: "postgres", postgres: { url: await cluster.database() } }));

@@ -245,3 +245,7 @@ export function fakeModelServers(): (handler: Handler) => Promise<FakeModelServe
     return server;
   };
 }
+
+/** The last user message a recorded model request was made for. */
+export const askedFor = (request: RecordedRequest): string =>
+  (request.body.messages as { role: string; content: string }[]).findLast((m) => m.role === "user")!.content;

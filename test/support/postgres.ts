@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 
 /**
  * A throwaway Postgres cluster for the tests of store postgres: `initdb` in
@@ -144,4 +145,16 @@ export async function startCluster(found: { bin: string } | { reason: string }, 
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** A throwaway cluster for the describe block it is called in: started before its tests (`started` gets it), removed after. */
+export function useCluster(found: { bin: string } | { reason: string }, started: (cluster: Cluster) => void): void {
+  let cluster: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(found);
+    started(cluster);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.remove();
+  }, 120_000);
 }
