@@ -1,9 +1,9 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "./listen.js";
 
 /**
  * nginx in front of gateways, for the fleet tests and benchmarks, from the
@@ -69,15 +69,6 @@ export function fleetConf(shipped: string, servers: readonly string[], listen: s
   const listens = withServers.match(/^\s*listen\s+[^;]+;\s*$/gm) ?? [];
   if (listens.length !== 1) throw new Error(`deploy/nginx.conf: expected one listen line, found ${listens.length}`);
   return withServers.replace(listens[0]!, `    listen ${listen};`);
-}
-
-/** A free TCP port of 127.0.0.1 (taken and let go). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface Nginx {

@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
 import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
+import { freePort } from "./listen.js";
 
 /**
  * A throwaway Postgres cluster for the tests of store postgres: `initdb` in
@@ -54,15 +54,6 @@ export function postgresTests(env: NodeJS.ProcessEnv = process.env): { run: bool
   const required = env.PICOCLAW_REQUIRE_POSTGRES === "1";
   if ("reason" in found && !required) console.log(`skipping the Postgres tests: ${found.reason}`);
   return { run: "bin" in found || required, found };
-}
-
-/** A free TCP port of 127.0.0.1 (taken and let go: nothing else on this machine asks for one this instant). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface Cluster {
