@@ -1,4 +1,5 @@
 import { benchActingTools } from "./acting-tools.js";
+import { benchCeiling } from "./ceiling.js";
 import { benchFloor } from "./floor.js";
 import { benchMemory } from "./memory.js";
 import { benchPersist } from "./persist.js";
@@ -18,4 +19,5 @@ await benchTtft();
 await benchTodo();
 await benchSubagents();
 await benchMemory();
+await benchCeiling();
 await benchPersist();
