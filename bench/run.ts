@@ -1,4 +1,5 @@
 import { benchActingTools } from "./acting-tools.js";
+import { benchCeiling } from "./ceiling.js";
 import { benchDurable } from "./durable.js";
 import { benchFleet } from "./fleet.js";
 import { benchFloor } from "./floor.js";
@@ -22,6 +23,7 @@ await benchTtft();
 await benchTodo();
 await benchSubagents();
 await benchMemory();
+await benchCeiling();
 await benchPersist();
 await benchRestart();
 await benchFleet();

@@ -17,6 +17,7 @@ import { type RunningGateway, startGateway } from "./gateway/server.js";
 import { BUILT_IN_ORIGIN } from "./port/feature.js";
 import { logEvents } from "./runtime/streams/event-log.js";
 import { CHAT_ID } from "./session/key.js";
+import type { HeapSizing } from "./heap-sizing.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
 import { onboard } from "./onboard.js";
 import { loadPage } from "./page.js";
@@ -35,6 +36,8 @@ export interface CliIO {
   terminal?: boolean;
   /** Writes without a line break (the chat's prompt). */
   prompt?: (text: string) => void;
+  /** Sizes the process's V8 heap: for a long-running gateway (`picoclaw gateway`), else V8's own (main.ts gives heap-sizing.ts's, tests none). */
+  sizeHeap?: (sizing: HeapSizing) => void;
   /**
    * Watches the process that started this one (under `npx`, npm's shell):
    * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
@@ -69,6 +72,8 @@ export async function runCli(io: CliIO): Promise<number> {
     io.stdout(command === undefined ? USAGE : helpOf(command));
     return command === undefined && !values.help ? 2 : 0;
   }
+  // A command other than the gateway leaves the heap to V8 (main.ts started it small).
+  if (command !== "gateway") io.sizeHeap?.({ youngGenerationMiB: 0, heapGrowingPercent: 0 });
   // Onboarding makes the config; it reads none.
   if (command === "onboard") return onboardCommand(io);
   // Once the config is read, nothing this command prints or logs holds one of its secrets.
@@ -218,6 +223,8 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
   const unwatch = io.onParentExit?.(() => stopping.abort("the npm process that started it ended"));
+  const { young_generation_mib, heap_growing_percent } = loaded.config.gateway.limits;
+  io.sizeHeap?.({ youngGenerationMiB: young_generation_mib, heapGrowingPercent: heap_growing_percent });
   try {
     const { runtime, warnings } = await prepare(loaded, { logger, redact, signal: stopping.signal });
     for (const warning of warnings) logger.warn(warning);

@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-import { runCli } from "./cli.js";
-import { messageOf } from "./errors.js";
+import { startSmall } from "./heap-sizing.js";
+
+// Before the rest is loaded: start-up's garbage goes through the smallest young generation (each command then sizes the heap: sizeHeap).
+startSmall();
+const { runCli } = await import("./cli.js");
+const { messageOf } = await import("./errors.js");
+const { sizeHeap } = await import("./heap-sizing.js");
 
 runCli({
   argv: process.argv.slice(2),
@@ -11,6 +16,7 @@ runCli({
   stdin: process.stdin,
   terminal: process.stdin.isTTY === true && process.stderr.isTTY === true,
   prompt: (text) => process.stderr.write(text),
+  sizeHeap,
   // Under npm (`npx picoclaw`, a project's `npm start` that runs `picoclaw gateway`) a shell stands between npm and this
   // process: a signal sent to npm ends npm and the shell, never this one, which then stops as the shell goes.
   ...(process.env.npm_lifecycle_event !== undefined ? { onParentExit: watchParent } : {}),

@@ -311,6 +311,16 @@ export const gatewaySchema = z
           .describe(
             "Bytes of input (texts, images, tool results) the turns waiting for one session hold at most, all together; a turn past it is refused at once with 429 too_many_queued_turns.",
           ),
+        young_generation_mib: int(0, 64)
+          .default(8)
+          .describe(
+            "The most the gateway process's V8 young generation (its two semi-spaces together) grows to, in MiB: V8 grows it to 32 MiB under load and keeps the pages. 0: V8's own sizing. Start-up may have grown it past a value below 8 already; it stays there.",
+          ),
+        heap_growing_percent: int(0, 1000)
+          .default(50)
+          .describe(
+            "How far the gateway process's V8 old generation grows past what its last full collection kept before the next one, in percent (V8's own choice is up to 300). 0: V8's own.",
+          ),
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)
           .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),

@@ -1,10 +1,11 @@
 import { EventEmitter } from "node:events";
-import type { Dispatcher } from "undici";
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /**
  * One POST to a model server and its answer, as the transport and the
  * answer readers see it: a status, headers, and a body read chunk by chunk.
- * In production it is undici's `request` on one pool of kept-alive
+ * In production it is node:http(s)'s `request` on one pool of kept-alive
  * connections (no Request, Response or web stream objects, and no
  * AbortSignal made per call); tests may inject a `fetch` instead.
  */
@@ -29,8 +30,8 @@ export type CutCause = "turn" | "max_duration" | "request_timeout";
 
 /**
  * What stops one attempt: the turn's abort, max_duration or request_timeout.
- * undici's `request` takes an EventEmitter with `aborted` and `reason` as
- * its signal, so stopping costs no AbortController and no DOMException.
+ * An EventEmitter with `aborted` and `reason`, so stopping costs no
+ * AbortController and no DOMException.
  */
 export class Cutoff extends EventEmitter {
   aborted = false;
@@ -52,59 +53,98 @@ export type Exchange = (url: string, headers: Record<string, string>, body: stri
 /**
  * The connections to model servers: at most MODEL_CONNECTIONS.perOrigin at
  * once to one server (a call beyond that waits for one to come free, its
- * request_timeout running), an idle one kept `keepAliveMs` (less when the
- * server says so). undici's own header and body timeouts are off: the
+ * request_timeout running), an idle one kept `keepAliveMs`, redirects
+ * followed up to `maxRedirections`. No timeout of the client's own: the
  * entry's request_timeout and max_duration are the limits.
  */
-export const MODEL_CONNECTIONS = { perOrigin: 256, keepAliveMs: 4_000, keepAliveMaxMs: 60_000, maxRedirections: 20 } as const;
+export const MODEL_CONNECTIONS = { perOrigin: 256, keepAliveMs: 4_000, maxRedirections: 20 } as const;
 
-let ready: Dispatcher | undefined;
-let loading: Promise<Dispatcher> | undefined;
+type Agents = { "http:": HttpAgent; "https:": HttpsAgent };
+let agents: Agents | undefined;
 
-/** The pool, made with the first call: undici is loaded only by a gateway that calls an HTTP model. */
-function pool(): Dispatcher | Promise<Dispatcher> {
-  if (ready) return ready;
-  loading ??= import("undici").then((loaded) => {
-    // undici is CommonJS: its exports are the namespace's `default`, whether Node loads it or the bundle holds it (scripts/build.mjs).
-    const { Agent, interceptors } = (loaded.default ?? loaded) as unknown as typeof loaded;
-    ready = new Agent({
-      connections: MODEL_CONNECTIONS.perOrigin,
-      keepAliveTimeout: MODEL_CONNECTIONS.keepAliveMs,
-      keepAliveMaxTimeout: MODEL_CONNECTIONS.keepAliveMaxMs,
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    }).compose(interceptors.redirect({ maxRedirections: MODEL_CONNECTIONS.maxRedirections }));
-    return ready;
-  });
-  return loading;
+/**
+ * The pools, made with the first call. Node's own HTTP client, whose
+ * parser is native: undici's (and `fetch`'s) is WebAssembly, and compiling
+ * it costs a process some 15-20 MiB of RSS that it keeps (BENCHMARKS.md, "memory").
+ */
+function agentsNow(): Agents {
+  agents ??= {
+    "http:": new HttpAgent({ keepAlive: true, maxSockets: MODEL_CONNECTIONS.perOrigin, timeout: MODEL_CONNECTIONS.keepAliveMs }),
+    "https:": new HttpsAgent({ keepAlive: true, maxSockets: MODEL_CONNECTIONS.perOrigin, timeout: MODEL_CONNECTIONS.keepAliveMs }),
+  };
+  return agents;
 }
 
-/** Origin and path of each endpoint, parsed once (there are as many as model entries). */
-const targets = new Map<string, { origin: string; path: string }>();
+/** Each endpoint, parsed once (there are as many as model entries). */
+const targets = new Map<string, URL>();
 
-function target(url: string): { origin: string; path: string } {
+function target(url: string): URL {
   let found = targets.get(url);
   if (!found) {
-    const parsed = new URL(url);
-    found = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    found = new URL(url);
     targets.set(url, found);
   }
   return found;
 }
 
-export const undiciExchange: Exchange = async (url, headers, body, cutoff) => {
-  const { origin, path } = target(url);
-  const answer = await (await pool()).request({ origin, path, method: "POST", headers, body, signal: cutoff });
-  const received = answer.headers;
-  return {
-    status: answer.statusCode,
-    header: (name) => {
-      const value = received[name];
-      return Array.isArray(value) ? value.join(", ") : value;
-    },
-    body: answer.body,
-  };
-};
+/** Headers that do not follow a redirect to another origin (as undici's redirect handler does). */
+const CREDENTIALS = new Set(["authorization", "proxy-authorization", "cookie"]);
+const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
+
+/**
+ * One request over node:http(s), kept-alive connections pooled per origin.
+ * `cutoff` destroys the request (and the answer being read) at once.
+ */
+export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, "POST", headers, body, cutoff, 0);
+
+function post(url: string, method: string, headers: Record<string, string>, body: string | undefined, cutoff: Cutoff, redirects: number): Promise<ModelAnswer> {
+  if (cutoff.aborted) return Promise.reject(cutoff.reason);
+  const to = target(url);
+  const send = to.protocol === "https:" ? httpsRequest : httpRequest;
+  const agent = agentsNow()[to.protocol as keyof Agents];
+  if (!agent) return Promise.reject(new Error(`not an http(s) URL: ${to.protocol}`));
+  return new Promise<ModelAnswer>((resolve, reject) => {
+    const sized = body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) };
+    const req = send(to, { method, agent, headers: sized });
+    const onAbort = () => req.destroy(cutoff.reason);
+    cutoff.once("abort", onAbort);
+    req.once("error", (error) => {
+      cutoff.off("abort", onAbort);
+      reject(cutoff.aborted ? cutoff.reason : error);
+    });
+    req.once("response", (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      const location = res.headers.location;
+      if (REDIRECTS.has(status) && location && redirects < MODEL_CONNECTIONS.maxRedirections) {
+        cutoff.off("abort", onAbort);
+        res.resume();
+        const next = new URL(location, to);
+        // 301/302 of a POST and every 303 go on as GET without the body (and its content headers); 307/308 repeat the request.
+        const asGet = status === 303 || ((status === 301 || status === 302) && method === "POST");
+        const kept = Object.fromEntries(
+          Object.entries(headers).filter(([name]) => {
+            const lower = name.toLowerCase();
+            if (asGet && lower.startsWith("content-")) return false;
+            return next.origin === to.origin || !CREDENTIALS.has(lower);
+          }),
+        );
+        resolve(post(next.href, asGet ? "GET" : method, kept, asGet ? undefined : body, cutoff, redirects + 1));
+        return;
+      }
+      // Once the answer is read (or given up on), the abort has nothing left to stop.
+      res.once("close", () => cutoff.off("abort", onAbort));
+      resolve({
+        status,
+        header: (name) => {
+          const value = res.headers[name];
+          return Array.isArray(value) ? value.join(", ") : value;
+        },
+        body: { [Symbol.asyncIterator]: () => res[Symbol.asyncIterator](), destroy: () => res.destroy() },
+      });
+    });
+    req.end(body);
+  });
+}
 
 /** The same over an injected `fetch` (tests: in-memory servers, bodies cut at chosen bytes). */
 export function fetchExchange(fetchImpl: typeof fetch): Exchange {

@@ -2,7 +2,7 @@ import { ModelError, abortReason } from "../errors.js";
 import { type Timer, realTimer } from "../signals.js";
 import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
-import { Cutoff, type CutCause, type Exchange, type ModelAnswer, fetchExchange, undiciExchange } from "./exchange.js";
+import { Cutoff, type CutCause, type Exchange, type ModelAnswer, fetchExchange, nodeExchange } from "./exchange.js";
 import { detailOf, httpError, originOf, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
 import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelDelta, ModelResponse } from "./provider.js";
@@ -83,7 +83,7 @@ export class ModelTransport {
     private readonly secrets: readonly (string | undefined)[],
     opts: TransportOptions = {},
   ) {
-    this.exchange = opts.fetch ? fetchExchange(opts.fetch) : undiciExchange;
+    this.exchange = opts.fetch ? fetchExchange(opts.fetch) : nodeExchange;
     this.sleep = opts.sleep ?? realSleep;
     this.random = opts.random ?? Math.random;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };

@@ -49,6 +49,7 @@ function roomOf(file: string): Room {
       "repl.ts",
       "page.ts",
       "onboard.ts",
+      "heap-sizing.ts",
     ].includes(file)
   )
     return "composition";

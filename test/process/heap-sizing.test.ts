@@ -1,0 +1,92 @@
+/**
+ * The gateway process sizes its V8 heap (gateway.limits.young_generation_mib,
+ * heap_growing_percent): proven on the real process, whose young generation
+ * a module loaded with `--import` reports on SIGUSR2. A load that keeps a
+ * lot alive for a while (big messages in one session's history) makes V8
+ * grow the young generation when left to itself; the gateway's own limit
+ * keeps it small.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { request } from "node:http";
+import path from "node:path";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { writeProject } from "../support/project.js";
+import { waitFor, within } from "../support/wait.js";
+
+const root = path.resolve(import.meta.dirname, "..", "..");
+const MiB = 1024 * 1024;
+
+const REPORTER = `data:text/javascript,${encodeURIComponent(`
+import v8 from "node:v8";
+process.on("SIGUSR2", () => {
+  const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+  process.stderr.write("YOUNG " + young + "\\n");
+});
+`)}`;
+
+async function gateway(limits: Record<string, number>): Promise<{ url: string; young(): Promise<number>; stop(): Promise<void> }> {
+  const dir = writeProject({ config: { gateway: { port: 0, limits } } });
+  const child: ChildProcess = spawn(process.execPath, ["--import", REPORTER, path.join(root, "dist", "main.js"), "gateway"], {
+    cwd: dir,
+    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  onTestFinished(() => void child.kill("SIGKILL"));
+  let output = "";
+  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await waitFor("the gateway's listening line", () => /listening on (http:\/\/\S+)/.test(output), { instead: () => output });
+  return {
+    url: /listening on (http:\/\/\S+)/.exec(output)![1]!,
+    young: async () => {
+      const from = output.length;
+      child.kill("SIGUSR2");
+      await waitFor("the young generation's size", () => /YOUNG (\d+)\n/.test(output.slice(from)), { instead: () => output.slice(from) });
+      return Number(/YOUNG (\d+)\n/.exec(output.slice(from))![1]);
+    },
+    stop: async () => {
+      child.kill("SIGTERM");
+      await within("the gateway to exit", exited);
+    },
+  };
+}
+
+/** One chat turn of `bytes` of text (the built-in model answers it back, so the session keeps about twice that). */
+function chat(url: string, bytes: number, i: number): Promise<number> {
+  const body = JSON.stringify({ message: `${i} ${"x".repeat(bytes)}`, session: "big" });
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/v1/chat`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** 150 turns of 40 KB messages (small enough to be young objects), four at a time. */
+async function load(url: string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < 150) expect(await chat(url, 40_000, next++)).toBe(200);
+    }),
+  );
+}
+
+describe("the gateway's V8 heap (needs dist/)", () => {
+  it("the young generation stays within gateway.limits.young_generation_mib under a load that makes V8 grow it when left to itself (0)", {
+    timeout: 120_000,
+  }, async () => {
+    const capped = await gateway({ young_generation_mib: 4 });
+    await load(capped.url);
+    expect(await capped.young()).toBeLessThanOrEqual(4 * MiB);
+    await capped.stop();
+
+    const own = await gateway({ young_generation_mib: 0 });
+    await load(own.url);
+    expect(await own.young()).toBeGreaterThan(4 * MiB);
+    await own.stop();
+  });
+});
