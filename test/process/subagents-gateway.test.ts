@@ -314,6 +314,8 @@ describe("/stop and /subagents", () => {
     const result = await turn;
     expect(result.status).toBe(200);
     expect(result.json).toMatchObject({ stopped: true, reply: expect.stringMatching(/^Stopped by \/stop/) });
+    // The child's end is told once its abort has run through, which may be a moment after the parent's answer.
+    await waitFor("the subagent's end", () => ends.length > 0);
     expect(ends.map((e) => e.outcome)).toEqual(["aborted"]);
     expect((await h.chat({ message: "/subagents", session: "stop" })).json.reply).toBe("No subagents are running.");
     expect((await h.chat({ message: "/stop", session: "stop" })).json.reply).toBe("Nothing was running.");
