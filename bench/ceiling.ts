@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ensureBuilt } from "./memory.js";
-import { Client, GC_NODE_ARGS, type Proc, ROOT, collectGarbage, gatewayProject, rssBytes, settled, startServer } from "./processes.js";
+import { Client, GC_NODE_ARGS, type Proc, ROOT, collectGarbage, gatewayProject, rssBytes, settled, startServer, benchConfig } from "./processes.js";
 import { fmt, report } from "./support.js";
 
 /**
@@ -83,11 +83,7 @@ export async function benchCeiling(): Promise<Record<string, number>> {
   const snapshots = process.env.BENCH_HEAP_SNAPSHOTS ? path.resolve(process.env.BENCH_HEAP_SNAPSHOTS) : undefined;
   if (snapshots) mkdirSync(snapshots, { recursive: true });
   const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
-  const config = {
-    agents: { defaults: { model_name: "fake" } },
-    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    tools: { todo: { enabled: true } },
-  };
+  const config = benchConfig(model.url);
   const folder = gatewayProject("ceiling", config);
   const extra = (process.env.BENCH_NODE_OPTIONS ?? "").split(" ").filter(Boolean);
   const snapshotArgs = snapshots ? ["--heapsnapshot-signal=SIGUSR1", `--diagnostic-dir=${snapshots}`] : [];

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { ensureBuilt } from "./memory.js";
-import { Client, type Proc, ROOT, cpuMs, gatewayProject, startServer } from "./processes.js";
+import { Client, type Proc, ROOT, cpuMs, gatewayProject, startServer, benchConfig } from "./processes.js";
 import { fmt, percentile, report } from "./support.js";
 
 /**
@@ -105,11 +105,7 @@ async function throughput(servers: Server[]) {
 export async function benchDurable(): Promise<Record<string, number>> {
   ensureBuilt();
   const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
-  const config = {
-    agents: { defaults: { model_name: "fake" } },
-    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    tools: { todo: { enabled: true } },
-  };
+  const config = benchConfig(model.url);
   const folders = [
     gatewayProject("durable", config),
     gatewayProject("durable-floor"),

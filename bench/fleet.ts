@@ -4,7 +4,7 @@ import path from "node:path";
 import { findNginx, type Nginx, startNginx } from "../test/support/nginx.js";
 import { type Cluster, findPostgres, startCluster } from "../test/support/postgres.js";
 import { ensureBuilt } from "./memory.js";
-import { Client, type Proc, ROOT, cpuMs, gatewayProject, startServer } from "./processes.js";
+import { Client, type Proc, ROOT, cpuMs, gatewayProject, startServer, benchConfig } from "./processes.js";
 import { fmt, percentile, report } from "./support.js";
 
 /**
@@ -150,11 +150,7 @@ export async function benchFleet(): Promise<Record<string, number> | undefined> 
   const folders: { remove(): void }[] = [];
   const proxies: Nginx[] = [];
   let cluster: Cluster | undefined;
-  const base = {
-    agents: { defaults: { model_name: "fake" } },
-    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    tools: { todo: { enabled: true } },
-  };
+  const base = benchConfig(model.url);
   const gatewayIn = async (name: string, config: unknown) => {
     const folder = gatewayProject(name, config);
     folders.push(folder);

@@ -15,6 +15,7 @@ import {
   settled,
   startProcess,
   startServer,
+  benchConfig,
 } from "./processes.js";
 import { fmt, percentile, report } from "./support.js";
 
@@ -263,11 +264,7 @@ export async function measureSessions() {
 export async function benchFloor(): Promise<Record<string, number>> {
   ensureBuilt();
   const model = await startServer(process.execPath, [path.join(PROCS, "fake-model.mjs")], { cwd: ROOT });
-  const config = {
-    agents: { defaults: { model_name: "fake" } },
-    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: model.url }],
-    tools: { todo: { enabled: true } },
-  };
+  const config = benchConfig(model.url);
   const folder = gatewayProject("floor", config);
   const memoryFolder = gatewayProject("floor-memory", { ...config, session: { store: "memory" } });
   const servers: Server[] = [];

@@ -220,3 +220,12 @@ export async function firstOk(url: string, everyMs = 2): Promise<number> {
     await sleep(everyMs);
   }
 }
+
+/** The benchmarks' gateway config: the default but for the model (the fake model process at `modelUrl`) and `todo` on, the turn's tool. */
+export function benchConfig(modelUrl: string) {
+  return {
+    agents: { defaults: { model_name: "fake" } },
+    model_list: [{ model_name: "fake", provider: "openai", model: "bench", api_base: modelUrl }],
+    tools: { todo: { enabled: true } },
+  };
+}

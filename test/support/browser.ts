@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Browser, type Page, chromium } from "playwright-core";
@@ -8,6 +8,7 @@ import { FakeModelServer } from "./fake-openai.js";
 import { type ProjectFiles, openaiConfig, writeProject } from "./project.js";
 import { scriptedModel } from "./scripted-openai.js";
 import { eventually, within } from "./wait.js";
+import { executable } from "./executable.js";
 
 /**
  * Real-browser tests of the chat page: Debian's Chromium driven by
@@ -30,15 +31,6 @@ export const CHROMIUM_FLAGS = [
   "--disable-component-update",
   "--disable-sync",
 ];
-
-const executable = (file: string) => {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Where Chromium is, or why it cannot be used. */
 export function findChromium(env: NodeJS.ProcessEnv = process.env): { path: string } | { reason: string } {

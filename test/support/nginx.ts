@@ -1,9 +1,10 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./listen.js";
+import { executable } from "./executable.js";
 
 /**
  * nginx in front of gateways, for the fleet tests and benchmarks, from the
@@ -21,15 +22,6 @@ import { freePort } from "./listen.js";
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 export const SHIPPED_CONF = path.join(ROOT, "deploy", "nginx.conf");
-
-const executable = (file: string) => {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The nginx binary, or why there is none. */
 export function findNginx(env: NodeJS.ProcessEnv = process.env): { bin: string } | { reason: string } {

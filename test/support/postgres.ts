@@ -1,11 +1,12 @@
 import { execFile } from "node:child_process";
-import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
 import { freePort } from "./listen.js";
+import { executable } from "./executable.js";
 
 /**
  * A throwaway Postgres cluster for the tests of store postgres: `initdb` in
@@ -18,15 +19,6 @@ import { freePort } from "./listen.js";
  */
 
 const run = promisify(execFile);
-
-const executable = (file: string) => {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** The folder holding initdb and pg_ctl, or why there is none. */
 export function findPostgres(env: NodeJS.ProcessEnv = process.env): { bin: string } | { reason: string } {
