@@ -17,16 +17,6 @@ function youngGenerationBytes(): number {
 }
 
 /**
- * Keeps V8's young generation at its smallest (two semi-spaces of 1 MiB)
- * from here on: called first thing, before the program's modules are
- * loaded, so that their start-up garbage does not grow it. `sizeHeap`
- * then lets it grow as far as the command allows.
- */
-export function startSmall(): void {
-  v8.setFlagsFromString("--semi-space-growth-factor=1");
-}
-
-/**
  * Sizes this process's V8 heap for a long-running gateway, whose pages V8
  * keeps once it has touched them (RSS is the heap's high-water mark):
  *

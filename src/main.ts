@@ -1,11 +1,7 @@
 #!/usr/bin/env node
-import { startSmall } from "./heap-sizing.js";
-
-// Before the rest is loaded: start-up's garbage goes through the smallest young generation (each command then sizes the heap: sizeHeap).
-startSmall();
-const { runCli } = await import("./cli.js");
-const { messageOf } = await import("./errors.js");
-const { sizeHeap } = await import("./heap-sizing.js");
+import { runCli } from "./cli.js";
+import { messageOf } from "./errors.js";
+import { sizeHeap } from "./heap-sizing.js";
 
 runCli({
   argv: process.argv.slice(2),
