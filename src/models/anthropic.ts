@@ -3,6 +3,8 @@ import type { ModelEntry } from "../config/schema.js";
 import type { ResponseAssembler } from "./assembler.js";
 import { toAnthropic, toAnthropicTools } from "./anthropic-messages.js";
 import { HttpModelProvider } from "./http-provider.js";
+import { type JsonText, jsonTextFor } from "./json-text.js";
+import type { ToolSpec } from "./message.js";
 import type { ModelRequest } from "./provider.js";
 import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, mergeExtraBody } from "./transport.js";
 
@@ -10,6 +12,10 @@ import { type ModelAnswer, type ReadContext, type TransportOptions, type WireReq
 let decoder: Promise<typeof import("./anthropic-decode.js")> | undefined;
 const readMessage = async (response: ModelAnswer, out: ResponseAssembler, ctx: ReadContext): Promise<void> =>
   (await (decoder ??= import("./anthropic-decode.js"))).readMessage(response, out, ctx);
+
+/** Each tool set's tools on the wire, made once per set (its specs array is made once: ToolSet.specs), with and without the cache mark. */
+const WIRE_TOOLS = new WeakMap<readonly ToolSpec[], JsonText>();
+const CACHED_TOOLS = new WeakMap<readonly ToolSpec[], JsonText>();
 
 export const ANTHROPIC_DEFAULT_BASE = "https://api.anthropic.com/v1";
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -84,7 +90,7 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
       ...(system === undefined ? {} : { system }),
       messages,
     };
-    if (request.tools.length > 0) body.tools = toAnthropicTools(request.tools, cache);
+    if (request.tools.length > 0) body.tools = jsonTextFor(cache ? CACHED_TOOLS : WIRE_TOOLS, request.tools, (tools) => toAnthropicTools(tools, cache));
     if (this.entry.thinking) body.thinking = { type: "enabled", budget_tokens: this.entry.thinking.budget_tokens };
     if (this.entry.temperature !== undefined) body.temperature = this.entry.temperature;
     if (sampling) {

@@ -4,8 +4,9 @@ import { ModelError } from "../errors.js";
 import { visibleContent } from "./content.js";
 import { detailOf, restate } from "./http-errors.js";
 import { HttpModelProvider } from "./http-provider.js";
-import type { ChatMessage } from "./message.js";
+import type { ChatMessage, ToolSpec } from "./message.js";
 import type { ResponseAssembler } from "./assembler.js";
+import { type JsonText, jsonTextFor } from "./json-text.js";
 import type { ModelDelta, ModelRequest, ModelResponse } from "./provider.js";
 import { type ModelAnswer, type ReadContext, type TransportOptions, type WireRequest, mergeExtraBody } from "./transport.js";
 
@@ -102,12 +103,7 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
       model: this.entry.model,
       messages: request.messages.map((message) => toWire(message, this.vision)),
     };
-    if (request.tools.length > 0) {
-      body.tools = request.tools.map((tool) => ({
-        type: "function",
-        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-      }));
-    }
+    if (request.tools.length > 0) body.tools = jsonTextFor(WIRE_TOOLS, request.tools, wireTools);
     if (this.entry.max_tokens !== undefined) body[maxTokensField(this.entry)] = this.entry.max_tokens;
     const takesTemperature = !isReasoningModel(this.entry.model);
     if (this.entry.temperature !== undefined && takesTemperature) body.temperature = this.entry.temperature;
@@ -141,6 +137,12 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
     };
   }
 }
+
+/** Each tool set's tools as they go on the wire, made once per set (its specs array is made once: ToolSet.specs). */
+const WIRE_TOOLS = new WeakMap<readonly ToolSpec[], JsonText>();
+
+const wireTools = (tools: readonly ToolSpec[]) =>
+  tools.map((tool) => ({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
 
 /**
  * Our messages in the exact wire shape (internal-only fields such as

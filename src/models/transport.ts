@@ -4,6 +4,7 @@ import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
 import { Cutoff, type CutCause, type Exchange, type ModelAnswer, fetchExchange, nodeExchange } from "./exchange.js";
 import { detailOf, httpError, originOf, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
+import { bodyText } from "./json-text.js";
 import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelDelta, ModelResponse } from "./provider.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, decideRetry, realSleep } from "./retry.js";
@@ -113,7 +114,7 @@ export class ModelTransport {
 
   /** The attempts of one call, all under its limits (the turn's abort, max_duration). */
   private async sendWithin(wire: WireRequest, call: CallLimits, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    const body = JSON.stringify(wire.body);
+    const body = bodyText(wire.body);
     for (let retries = 0; ; retries++) {
       call.throwIfStopped();
       const out = new ResponseAssembler(this.modelName, onDelta, this.callId);

@@ -8,7 +8,7 @@
  * a workspace's SKILL.md that links out is not followed. Also the two skills
  * the package ships.
  */
-import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
@@ -16,6 +16,8 @@ import { PACKAGE_SKILLS_DIR } from "../../src/bootstrap.js";
 import { readSkillHead } from "../../src/features/skills/skill-file.js";
 import { filesFeature } from "../../src/features/files/feature.js";
 import { skillsFeature } from "../../src/features/skills/feature.js";
+import { SkillFolders } from "../../src/features/skills/skill-folders.js";
+import { Workspace } from "../../src/workspace/workspace.js";
 import { builtinConfigSchema } from "../../src/house.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
@@ -98,6 +100,38 @@ describe("skills in the system prompt", () => {
     skill(path.join(workspace, "skills"), "brew", md("brew", "Brew tea properly."));
     expect((await turn()).system).toContain("<name>brew</name>");
     await runtime.close();
+  });
+
+  it("a workspace's skills folder is not listed again while nothing in it changed; a skill added, edited or removed is seen at the next ask", async () => {
+    const root = path.join(tempDir(), "workspace");
+    const workspace = await Workspace.open({ root, restrict: true, readOutside: false, readPaths: [], writePaths: [] });
+    let listed = 0;
+    const list = workspace.list.bind(workspace);
+    workspace.list = (input) => {
+      listed++;
+      return list(input);
+    };
+    // A clock well past every file's times: what is unchanged counts as settled at once.
+    const folders = new SkillFolders(
+      100,
+      () => {},
+      () => Date.now() + 60_000,
+    );
+    const names = async () => (await folders.ofWorkspace(workspace)).map((s) => `${s.name}: ${s.description}`);
+    expect(await names()).toEqual([]);
+    expect(await names()).toEqual([]);
+    expect(listed).toBe(1);
+
+    const file = skill(path.join(root, "skills"), "brew", md("brew", "Brew tea properly."));
+    expect(await names()).toEqual(["brew: Brew tea properly."]);
+    expect(await names()).toEqual(["brew: Brew tea properly."]);
+    expect(listed).toBe(2);
+
+    writeFileSync(file, md("brew", "Brew tea slowly!!"));
+    utimesSync(file, 1_000_000, 1_000_000);
+    expect(await names()).toEqual(["brew: Brew tea slowly!!"]);
+    rmSync(path.join(root, "skills", "brew"), { recursive: true });
+    expect(await names()).toEqual([]);
   });
 
   it("a SKILL.md that is not a skill is skipped with a warning naming the file, once; the others stay", async () => {

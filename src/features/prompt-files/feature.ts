@@ -1,8 +1,10 @@
+import path from "node:path";
 import { cutToBytes } from "../../bytes.js";
 import { defineFeature } from "../../port/feature.js";
 import type { PromptSection } from "../../port/prompt.js";
 import type { Workspace } from "../../workspace/workspace.js";
 import { promptFilesSection } from "./config.js";
+import { ChangeCache } from "../../workspace/change-cache.js";
 
 const SECTION = "agents.defaults.prompt_files";
 
@@ -12,8 +14,9 @@ const SECTION = "agents.defaults.prompt_files";
  * `## IDENTITY.md` (each headed by its name), then `# Memory` with
  * memory/MEMORY.md. A missing file adds nothing; each is cut to
  * `max_bytes`. Read through the agent's workspace (a symlink out is not
- * followed), each turn: the text changes only when a file does, so prompt
- * caching keeps hitting.
+ * followed) when they may have changed (a file's or one of its folders'
+ * lstat changed: change-cache.ts), so an edit shows in the next turn; the
+ * text changes only when a file does, so prompt caching keeps hitting.
  */
 export const promptFilesFeature = defineFeature({
   name: "prompt-files",
@@ -22,13 +25,23 @@ export const promptFilesFeature = defineFeature({
   setup(host, config) {
     const { enabled, max_bytes } = config.sections[SECTION];
     if (!enabled) return {};
+    // Per workspace and file; a handful of files per agent.
+    const files = new ChangeCache<string | undefined>(1024);
+    const cached = (workspace: Workspace, name: string) => {
+      const absolute = workspace.locate(name);
+      return files.get(
+        absolute,
+        () => withFolders(absolute, workspace.root),
+        () => readText(workspace, name, max_bytes),
+      );
+    };
     const file = (name: string, heading: (text: string) => string): PromptSection => ({
       name,
       // Room for the heading and the note of a file cut, beside the file's own bytes.
       maxBytes: max_bytes + 256,
       text: async ({ agent }) => {
         if (agent.workspace === undefined) return undefined;
-        const text = await readText(await host.workspace(agent.id), name, max_bytes);
+        const text = await cached(await host.workspace(agent.id), name);
         return text === undefined || text.trim() === "" ? undefined : heading(text.trim());
       },
     });
@@ -42,6 +55,16 @@ export const promptFilesFeature = defineFeature({
     };
   },
 });
+
+/** The file and each folder from it up to the workspace's root: a file made where it was missing changes one of them. */
+function withFolders(absolute: string, root: string): string[] {
+  const paths = [absolute];
+  for (let dir = path.dirname(absolute); dir.startsWith(root); dir = path.dirname(dir)) {
+    paths.push(dir);
+    if (dir === root || path.dirname(dir) === dir) break;
+  }
+  return paths;
+}
 
 /** A text file of the workspace, cut at a line to `maxBytes` (saying so), or undefined when missing. */
 async function readText(workspace: Workspace, name: string, maxBytes: number): Promise<string | undefined> {

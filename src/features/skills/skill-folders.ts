@@ -2,6 +2,7 @@ import { open, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { Workspace } from "../../workspace/workspace.js";
 import { WorkspaceError } from "../../workspace/workspace.js";
+import { ChangeCache } from "../../workspace/change-cache.js";
 import { type SkillHead, readSkillHead } from "./skill-file.js";
 
 /**
@@ -11,7 +12,8 @@ import { type SkillHead, readSkillHead } from "./skill-file.js";
  * operator's folders ($PICOCLAW_HOME/skills, the built-in ones) directly.
  * Only the head of a SKILL.md is read (its frontmatter and first
  * paragraph); what was read is kept by path, size and time, so a turn reads
- * again only what changed.
+ * again only what changed, and a workspace's folder is listed again only
+ * when it may have changed.
  */
 
 export type SkillSource = "workspace" | "global" | "builtin";
@@ -27,19 +29,27 @@ const HEAD_BYTES = 16 * 1024;
 /** Heads kept at most; past it the cache starts again (it only saves reads). */
 const MAX_CACHED = 2000;
 
+/** What a workspace's skills were read from (the skill folders listed) and what was found. */
+interface WorkspaceSkills {
+  names: string[];
+  skills: Skill[];
+}
+
 interface Cached {
   mtimeMs: number;
   size: number;
   head: SkillHead | { problem: string };
 }
 
-/** How long an operator's folder's listing is used before it is read again (a workspace's is read every turn). */
+/** How long an operator's folder's listing is used before it is read again (a workspace's is read again when it changed). */
 export const FOLDER_TTL_MS = 2000;
 
 export class SkillFolders {
   private readonly cache = new Map<string, Cached>();
   /** The operator's folders as last read, and when. */
   private readonly folders = new Map<string, { at: number; skills: Skill[] }>();
+  /** Each workspace's skills as last read, kept while nothing they came from changed. */
+  private readonly workspaces: ChangeCache<WorkspaceSkills>;
   /** Problems already warned about (by path and time): each is said once. */
   private readonly warned = new Set<string>();
 
@@ -47,7 +57,9 @@ export class SkillFolders {
     private readonly max: number,
     private readonly warn: (message: string) => void,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.workspaces = new ChangeCache(MAX_CACHED, now);
+  }
 
   /** The skills of an operator's folder (none when it does not exist), read again at most every FOLDER_TTL_MS: it changes rarely, and every turn asks. */
   async ofFolder(root: string, source: SkillSource): Promise<Skill[]> {
@@ -86,17 +98,33 @@ export class SkillFolders {
     return skills;
   }
 
-  /** The skills of a workspace's `skills/` folder, read through the workspace. */
+  /**
+   * The skills of a workspace's `skills/` folder, read through the
+   * workspace: again whenever the folder, a skill's folder or its SKILL.md
+   * may have changed (the model writes skills there, and the next turn must
+   * see them), else as last read (change-cache.ts).
+   */
   async ofWorkspace(workspace: Workspace): Promise<Skill[]> {
+    const root = path.join(workspace.root, "skills");
+    const paths = (read: WorkspaceSkills) => [
+      workspace.root,
+      root,
+      ...read.names.flatMap((name) => [path.join(root, name), path.join(root, name, "SKILL.md")]),
+    ];
+    return (await this.workspaces.get(workspace.root, paths, () => this.readWorkspace(workspace))).skills;
+  }
+
+  private async readWorkspace(workspace: Workspace): Promise<WorkspaceSkills> {
     let names: string[];
     try {
       names = (await workspace.list("skills")).filter((e) => e.dir).map((e) => e.name);
     } catch (error) {
-      if (error instanceof WorkspaceError) return [];
+      if (error instanceof WorkspaceError) return { names: [], skills: [] };
       throw error;
     }
+    names = this.bounded(names, path.join(workspace.root, "skills"));
     const skills: Skill[] = [];
-    for (const name of this.bounded(names, path.join(workspace.root, "skills"))) {
+    for (const name of names) {
       let opened: Awaited<ReturnType<Workspace["openFile"]>>;
       try {
         opened = await workspace.openFile(`skills/${name}/SKILL.md`);
@@ -112,7 +140,7 @@ export class SkillFolders {
         await opened.handle.close();
       }
     }
-    return skills;
+    return { names, skills };
   }
 
   private bounded(names: string[], root: string): string[] {

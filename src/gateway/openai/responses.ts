@@ -143,7 +143,9 @@ function readRequest(data: Body, previous: Stored | undefined): Read {
       const call: ToolCall = { id: entry.call_id, type: "function", function: { name: entry.name, arguments: entry.arguments } };
       const last = history.at(-1);
       // Calls of one answer are one assistant message.
-      if (last?.role === "assistant" && last.tool_calls && last.content === null) last.tool_calls.push(call);
+      // A new message, not the last one changed: it may be a stored one (the previous response's).
+      if (last?.role === "assistant" && last.tool_calls && last.content === null)
+        history[history.length - 1] = { ...last, tool_calls: [...last.tool_calls, call] };
       else history.push({ role: "assistant", content: null, tool_calls: [call] });
     } else if (entry.type === "function_call_output") {
       history.push({ role: "tool", tool_call_id: entry.call_id, content: entry.output });

@@ -1,0 +1,79 @@
+import { type BigIntStats, lstatSync } from "node:fs";
+
+/**
+ * How long after a change a file's times are trusted: the kernel stamps
+ * times at its clock tick (and some file systems far more coarsely), so a
+ * second change soon after the one seen can leave every time as it was.
+ * What changed this recently is read again every time until it is older.
+ */
+export const SETTLED_MS = 2000;
+
+/**
+ * What `absolute` itself looks like (a symlink is not followed): "-" when
+ * nothing is there, undefined when it cannot be trusted (a symlink, whose
+ * target can change without it; a change at or after `before`). Synchronous
+ * on purpose: one lstat of a local file takes a microsecond or two, where the
+ * same call through libuv's thread pool costs tens of microseconds of this
+ * thread's time, and these are asked on every turn.
+ */
+function stamp(absolute: string, before: number): string | undefined {
+  let stat: BigIntStats | undefined;
+  try {
+    stat = lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (stat === undefined) return "-";
+  if (stat.isSymbolicLink()) return undefined;
+  const changed = Math.max(Number(stat.mtimeNs / 1_000_000n), Number(stat.ctimeNs / 1_000_000n));
+  if (changed >= before) return undefined;
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+}
+
+/** The stamps of all `paths`, or undefined when one cannot be trusted. */
+function fingerprint(paths: readonly string[], before: number): string | undefined {
+  const stamps: string[] = [];
+  for (const file of paths) {
+    const one = stamp(file, before);
+    if (one === undefined) return undefined;
+    stamps.push(one);
+  }
+  return stamps.join("|");
+}
+
+/**
+ * Values read from files (a workspace's prompt files, its skills), read
+ * again only when the files they came from may have changed: what a value
+ * depends on is a list of paths (the files it read, the folders whose
+ * listing it read or where a missing file would appear), and it is read
+ * again when any path's lstat (inode, size, mtime, ctime) differs from when
+ * it was read. A value whose paths changed while it was read, or in the
+ * SETTLED_MS before, is not kept: the next ask reads again. So an edit is
+ * seen by the next ask, as when every ask read the files, at the cost of a
+ * few lstat calls instead of opens (and an error for each missing file).
+ * At most `maxEntries` values are kept (past it the cache starts again).
+ */
+export class ChangeCache<T> {
+  private readonly entries = new Map<string, { fingerprint: string; value: T }>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The value for `key`: the one kept while `paths(value)` are unchanged, else `read()`. */
+  async get(key: string, paths: (value: T) => readonly string[], read: () => Promise<T>): Promise<T> {
+    const known = this.entries.get(key);
+    if (known && fingerprint(paths(known.value), this.now() - SETTLED_MS) === known.fingerprint) return known.value;
+    const started = this.now();
+    const value = await read();
+    // Anything changed since `started - SETTLED_MS` may have changed during the read, or unseen just before it.
+    const seen = fingerprint(paths(value), started - SETTLED_MS);
+    if (seen === undefined) this.entries.delete(key);
+    else {
+      if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.clear();
+      this.entries.set(key, { fingerprint: seen, value });
+    }
+    return value;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Values read from workspace files, read again only when those files may
+ * have changed (src/workspace/change-cache.ts), as the prompt files and a
+ * workspace's skills use it: a missing file is not looked for again while
+ * its folders are unchanged, a file is read again when it or a folder
+ * changes, and what cannot be trusted (a symlink, a change too recent for
+ * the kernel's time stamps to tell apart) is read every time.
+ */
+import { mkdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ChangeCache } from "../../src/workspace/change-cache.js";
+import { tempDir } from "../support/project.js";
+
+const LATER = () => Date.now() + 60_000;
+
+function setup(now: () => number = LATER) {
+  const root = tempDir();
+  const reads: string[] = [];
+  const cache = new ChangeCache<string | undefined>(100, now);
+  /** A file under root, as the prompt files ask for it: the file and its folders up to root. */
+  const get = (name: string) => {
+    const file = path.join(root, name);
+    const folders: string[] = [];
+    for (let dir = path.dirname(file); dir.startsWith(root); dir = path.dirname(dir)) folders.push(dir);
+    return cache.get(
+      file,
+      () => [file, ...folders],
+      async () => {
+        reads.push(name);
+        try {
+          return readFileSync(file, "utf8");
+        } catch {
+          return undefined;
+        }
+      },
+    );
+  };
+  return { root, reads, get };
+}
+
+/** Gives a file or folder times of its own, as a later edit would (the kernel's stamps are coarse). */
+const touch = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
+
+describe("the cache of values read from workspace files", () => {
+  it("a missing prompt file is not opened again until its folder changes; a file made there is then read", async () => {
+    const { root, reads, get } = setup();
+    expect(await get("SOUL.md")).toBeUndefined();
+    expect(await get("SOUL.md")).toBeUndefined();
+    expect(reads).toEqual(["SOUL.md"]);
+    writeFileSync(path.join(root, "SOUL.md"), "Be kind.");
+    expect(await get("SOUL.md")).toBe("Be kind.");
+    expect(await get("SOUL.md")).toBe("Be kind.");
+    expect(reads).toEqual(["SOUL.md", "SOUL.md"]);
+  });
+
+  it("a prompt file in a missing folder is not looked for again until the folder is made and the file written", async () => {
+    const { root, reads, get } = setup();
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(reads).toEqual(["memory/MEMORY.md"]);
+    mkdirSync(path.join(root, "memory"));
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    writeFileSync(path.join(root, "memory", "MEMORY.md"), "- met on Monday");
+    expect(await get("memory/MEMORY.md")).toBe("- met on Monday");
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md", "memory/MEMORY.md"]);
+  });
+
+  it("an unchanged prompt file is read once; an edit in place (same size) is read at the next ask", async () => {
+    const { root, reads, get } = setup();
+    const file = path.join(root, "USER.md");
+    writeFileSync(file, "tea");
+    touch(file, 1_000_000);
+    expect(await get("USER.md")).toBe("tea");
+    expect(await get("USER.md")).toBe("tea");
+    expect(reads).toEqual(["USER.md"]);
+    writeFileSync(file, "tee");
+    touch(file, 1_000_100);
+    expect(await get("USER.md")).toBe("tee");
+    expect(reads).toEqual(["USER.md", "USER.md"]);
+  });
+
+  it("a prompt file replaced by a rename is read again, even with the old one's size and times", async () => {
+    const { root, get } = setup();
+    const file = path.join(root, "USER.md");
+    writeFileSync(file, "old");
+    touch(file, 1_000_000);
+    expect(await get("USER.md")).toBe("old");
+    const next = path.join(root, "next.tmp");
+    writeFileSync(next, "new");
+    touch(next, 1_000_000);
+    renameSync(next, file);
+    touch(root, 1_000_000);
+    expect(await get("USER.md")).toBe("new");
+  });
+
+  it("a symlinked prompt file is read every time: its target can change without the link changing", async () => {
+    const { root, reads, get } = setup();
+    const target = path.join(root, "notes.md");
+    writeFileSync(target, "one");
+    symlinkSync(target, path.join(root, "USER.md"));
+    expect(await get("USER.md")).toBe("one");
+    writeFileSync(target, "two");
+    touch(target, 1_000_000);
+    expect(await get("USER.md")).toBe("two");
+    expect(reads).toEqual(["USER.md", "USER.md"]);
+  });
+
+  it("a file changed in the last two seconds is read every time (a second edit in the same clock tick leaves its times as they were)", async () => {
+    const { root, reads, get } = setup(Date.now);
+    writeFileSync(path.join(root, "USER.md"), "tea");
+    await get("USER.md");
+    await get("USER.md");
+    expect(reads).toEqual(["USER.md", "USER.md"]);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * A request body with parts serialized once (src/models/json-text.ts): the
+ * text on the wire is exactly what JSON.stringify makes of the same body,
+ * and a tool set's tools are serialized once however many calls send them.
+ */
+import { describe, expect, it } from "vitest";
+import { JsonText, bodyText, jsonTextFor } from "../../src/models/json-text.js";
+
+describe("request bodies with tools serialized once", () => {
+  it("the body's text is JSON.stringify's, a JsonText written as the text it holds and keys without JSON left out", () => {
+    const tools = [{ type: "function", function: { name: "todo", description: 'say "hi"\n', parameters: { type: "object" } } }];
+    const plain = { model: "m", messages: [{ role: "user", content: "é\u2028" }], tools, skipped: undefined, stream: true };
+    const held = { ...plain, tools: new JsonText(JSON.stringify(tools)) };
+    expect(bodyText(held)).toBe(JSON.stringify(plain));
+    expect(JSON.stringify(held)).toBe(JSON.stringify(plain));
+    expect(bodyText([1, 2])).toBe("[1,2]");
+  });
+
+  it("a tool set's wire tools are made once per set, and again for another set", () => {
+    const cache = new WeakMap<object, JsonText>();
+    let made = 0;
+    const make = (specs: { name: string }[]) => {
+      made++;
+      return specs.map((s) => ({ name: s.name }));
+    };
+    const one = [{ name: "a" }];
+    const first = jsonTextFor(cache, one, make);
+    expect(jsonTextFor(cache, one, make)).toBe(first);
+    expect(first.text).toBe('[{"name":"a"}]');
+    expect(made).toBe(1);
+    jsonTextFor(cache, [{ name: "b" }], make);
+    expect(made).toBe(2);
+  });
+});
