@@ -172,7 +172,7 @@ export class ToolSet {
     }
     const { agentId, sessionKey, turnId } = ctx;
     // What the tool would refuse anyway is refused before anyone is asked.
-    const refused = tool.precheck?.(args, { agentId, sessionKey });
+    const refused = await tool.precheck?.(args, { agentId, sessionKey });
     if (refused) return refused;
     // A person decides before the call runs (its time limit starts after); a denied call ran nothing.
     if (this.asks.has(tool.name)) {

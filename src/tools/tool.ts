@@ -102,7 +102,7 @@ export interface Tool<Args = unknown, Output extends ToolOutput = ToolOutput> {
    * error result refuses it; undefined lets it go on. `execute` must still
    * check for itself: things may change while a person decides.
    */
-  precheck?(args: Args, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
+  precheck?(args: Args, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined | Promise<ToolResult | undefined>;
   execute(args: Args, ctx: ToolContext): Promise<Output> | Output;
 }
 
@@ -128,14 +128,14 @@ interface ToolFields {
 export function defineTool<S extends z.ZodType, State = unknown, Output extends ToolOutput = ToolOutput>(
   tool: ToolFields & {
     parameters: S;
-    precheck?(args: z.output<S>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
+    precheck?(args: z.output<S>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined | Promise<ToolResult | undefined>;
     execute(args: z.output<S>, ctx: ToolContext<State>): Promise<Output> | Output;
   },
 ): Tool<z.output<S>, Output>;
 export function defineTool<State = unknown, Output extends ToolOutput = ToolOutput>(
   tool: ToolFields & {
     parameters: JsonSchemaObject;
-    precheck?(args: Record<string, unknown>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined;
+    precheck?(args: Record<string, unknown>, ctx: Pick<ToolContext, "agentId" | "sessionKey">): ToolResult | undefined | Promise<ToolResult | undefined>;
     execute(args: Record<string, unknown>, ctx: ToolContext<State>): Promise<Output> | Output;
   },
 ): Tool<Record<string, unknown>, Output>;

@@ -6,7 +6,8 @@
  * due run, one claims it and the other does not run it. On a store of this
  * process alone nothing polls: no timer while there is no job.
  */
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { loadCron } from "../../src/features/cron/schedule.js";
 import type { Job } from "../../src/features/cron/jobs.js";
 import { CronScheduler } from "../../src/features/cron/scheduler.js";
 import { silentLogger } from "../../src/log.js";
@@ -16,6 +17,9 @@ import { ManualClock, ManualTimers } from "../support/timers.js";
 const T0 = Date.parse("2026-12-01T10:00:00Z");
 const KEY = "agent:main:http:s";
 const POLL_MS = 5_000;
+// croner is loaded with the first job; loaded here first, so a flush of the event loop is enough for a run.
+beforeAll(() => loadCron());
+
 const flush = async () => {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 };

@@ -6,13 +6,16 @@
  */
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type GuardRules, judgeCommand } from "../../src/features/exec/command-guard.js";
+import { loadShellParser } from "../../src/features/exec/command-line.js";
 import { pathRefusal } from "../../src/features/exec/command-paths.js";
 import { DEFAULT_DENY_PATTERNS, PICOCLAW_DENY_PATTERNS } from "../../src/features/exec/deny-patterns.js";
 import { OutputBuffer } from "../../src/features/exec/output-buffer.js";
 import { tempDir } from "../support/project.js";
 
+// The parser is loaded with the first command the tool judges; these call the guard directly.
+beforeAll(() => loadShellParser());
 const rules = (over: Partial<GuardRules> = {}): GuardRules => ({ deny: DEFAULT_DENY_PATTERNS, exempt: [], allowed: new Set(), ...over });
 const refusal = (command: string, over: Partial<GuardRules> = {}) => judgeCommand(command, rules(over)).refusal;
 

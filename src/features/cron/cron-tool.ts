@@ -5,7 +5,7 @@ import { isTransientKey, parseSessionKey, rootKey } from "../../session/key.js";
 import { type Tool, defineTool, toolResult } from "../../tools/tool.js";
 import type { CronSection } from "./config.js";
 import { type Job, jobJson, storedJobs } from "./jobs.js";
-import { type Schedule, cronProblem, describeSchedule, nextDue } from "./schedule.js";
+import { type Schedule, cronProblem, describeSchedule, loadCron, nextDue } from "./schedule.js";
 
 /** The furthest a schedule may reach: ten years, in seconds. */
 const MAX_SECONDS = 10 * 365 * 24 * 3600;
@@ -75,6 +75,7 @@ export interface NewJob {
 
 /** Adds a job after the checks the tool makes (a schedule, the bounds); the job, or what is wrong (a text the model or the CLI shows). */
 export async function addJob(state: FeatureState, limits: CronSection, now: number, input: NewJob): Promise<Job | string> {
+  await loadCron();
   const message = input.message.trim();
   if (!message) return "message is required for add";
   const schedule = scheduleOf({ action: "add", ...input.schedule }, now, false);
@@ -151,6 +152,7 @@ export function cronTool(deps: CronToolDeps): Tool {
     parameters,
     enabledByDefault: true,
     execute: async (args, ctx) => {
+      await loadCron();
       const sessionKey = rootKey(ctx.sessionKey);
       if (isTransientKey(sessionKey)) return toolResult.error("no session context (channel/chat_id not set). Use this tool in an active conversation.");
       if (args.command?.trim()) {

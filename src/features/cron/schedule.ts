@@ -1,4 +1,16 @@
-import { Cron } from "croner";
+type Croner = typeof import("croner");
+let croner: Croner | undefined;
+let loading: Promise<Croner> | undefined;
+
+/** Loads the cron expression library (croner) with the first job or cron call, not at start; `nextDue` and `cronProblem` need it. */
+export async function loadCron(): Promise<void> {
+  croner ??= await (loading ??= import("croner"));
+}
+
+function cron(expr: string, tz: string | undefined) {
+  if (!croner) throw new Error("the cron library is not loaded: await loadCron() first");
+  return new croner.Cron(expr, { timezone: tz ?? "UTC", paused: true });
+}
 
 /**
  * When a job runs: once at a time (`at`), every so many milliseconds
@@ -17,7 +29,7 @@ export function nextDue(schedule: Schedule, afterMs: number): number | undefined
       return schedule.fromMs + Math.max(1, steps) * schedule.everyMs;
     }
     case "cron": {
-      const next = new Cron(schedule.expr, { timezone: schedule.tz ?? "UTC", paused: true }).nextRun(new Date(afterMs));
+      const next = cron(schedule.expr, schedule.tz).nextRun(new Date(afterMs));
       return next ? next.getTime() : undefined;
     }
   }
@@ -35,7 +47,7 @@ export function cronProblem(expr: string, tz: string | undefined): string | unde
   if (expr.trim().split(/\s+/).length !== 5)
     return `cron_expr: ${JSON.stringify(expr)} is not a 5-field cron expression (minute hour day month weekday, e.g. "0 9 * * *")`;
   try {
-    new Cron(expr, { timezone: tz ?? "UTC", paused: true }).nextRun();
+    cron(expr, tz).nextRun();
   } catch (error) {
     return `cron_expr: ${JSON.stringify(expr)} is not a cron expression (${error instanceof Error ? error.message : String(error)})`;
   }

@@ -4,7 +4,7 @@ import type { Clock } from "../../port/feature.js";
 import type { FeatureState } from "../../session/feature-state.js";
 import type { Timer } from "../../signals.js";
 import { type Job, type StoredJob, storedJobs } from "./jobs.js";
-import { nextDue } from "./schedule.js";
+import { loadCron, nextDue } from "./schedule.js";
 
 /** A run this late (the timer fired after it was due) says so in its message and the history. */
 const LATE_MS = 60_000;
@@ -136,6 +136,7 @@ export class CronScheduler {
    * the background; resolves once it is claimed (or was not).
    */
   private async claimAndRun(stored: StoredJob, dueMs: number, now: number, lateMs: number): Promise<void> {
+    await loadCron();
     const { job } = stored;
     const claimed: Job = { ...job, nextRunAtMs: nextDue(job.schedule, Math.max(now, dueMs)), lastRunAtMs: dueMs, updatedAtMs: now };
     if ((await this.parts.state.put(job.id, claimed, stored.version)) === undefined) return; // another took it
@@ -161,6 +162,7 @@ export class CronScheduler {
 
   /** A missed run too old to catch up: passed over, said in the history; a one-shot goes. */
   private async skip(stored: StoredJob, now: number, lateMs: number): Promise<void> {
+    await loadCron();
     const { job } = stored;
     const minutes = Math.round(lateMs / 60_000);
     const next = nextDue(job.schedule, now);

@@ -1,4 +1,17 @@
-import { type Command, type SyntaxNode, forEachChild, parse } from "unbash";
+import type { Command, SyntaxNode } from "unbash";
+
+type Unbash = typeof import("unbash");
+let unbash: Unbash | undefined;
+let loading: Promise<Unbash> | undefined;
+
+/**
+ * Loads the shell parser (unbash, some 150 KB of JavaScript): with the first
+ * command judged, not when the gateway starts, which most turns never need.
+ * `analyse` needs it loaded.
+ */
+export async function loadShellParser(): Promise<void> {
+  unbash ??= await (loading ??= import("unbash"));
+}
 
 /**
  * A command line taken apart the way the shell will run it (unbash, a Bash
@@ -56,7 +69,10 @@ function shellWord(word: WordNode): ShellWord {
 
 const baseName = (program: string) => program.slice(program.lastIndexOf("/") + 1);
 
+/** The command line taken apart (loadShellParser first). */
 export function analyse(source: string, depth = 0): CommandLine {
+  if (!unbash) throw new Error("the shell parser is not loaded: await loadShellParser() first");
+  const { forEachChild, parse } = unbash;
   const line: CommandLine = { commands: [], scripts: [], errors: [] };
   const script = parse(source);
   for (const error of script.errors ?? []) line.errors.push(`${error.message} at ${error.pos}`);

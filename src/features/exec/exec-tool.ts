@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type Tool, type ToolResult, defineTool, toolResult } from "../../tools/tool.js";
 import { type Workspace, WorkspaceError } from "../../workspace/workspace.js";
 import { type GuardRules, blocked, judgeCommand } from "./command-guard.js";
+import { loadShellParser } from "./command-line.js";
 import { pathRefusal } from "./command-paths.js";
 import { type CommandOutcome, runCommand } from "./command-process.js";
 import type { ExecSection } from "./config.js";
@@ -54,10 +55,12 @@ const truthy = (value: string | boolean | undefined) => value === true || value 
 export function execTool(deps: ExecDeps): Tool {
   const { config } = deps;
   /** What the guard says of a call before any file is looked at: its refusal, or the command line as judged. */
-  const refusalOf = (
+  const refusalOf = async (
     args: z.output<typeof parameters>,
     sessionKey: string,
-  ): { refusal: ToolResult; command?: undefined; judged?: undefined } | { refusal?: undefined; command: string; judged: ReturnType<typeof judgeCommand> } => {
+  ): Promise<
+    { refusal: ToolResult; command?: undefined; judged?: undefined } | { refusal?: undefined; command: string; judged: ReturnType<typeof judgeCommand> }
+  > => {
     if (args.action !== "run") {
       return {
         refusal: toolResult.error(
@@ -75,6 +78,7 @@ export function execTool(deps: ExecDeps): Tool {
     if (truthy(args.background) || truthy(args.pty)) {
       return { refusal: toolResult.error("background and pty are not available: this gateway runs commands in the foreground only; run it without them") };
     }
+    await loadShellParser();
     const judged = judgeCommand(command, deps.rules);
     if (judged.refusal) return { refusal: toolResult.error(judged.refusal) };
     return { command, judged };
@@ -89,9 +93,9 @@ export function execTool(deps: ExecDeps): Tool {
     // Its own limit (timeout_seconds), which kills the process group; the turn's end stops it too.
     timeoutMs: 0,
     // The guard's refusals that need no file system come before a person is asked (and again before it runs).
-    precheck: (args, ctx) => refusalOf(args, ctx.sessionKey).refusal,
+    precheck: async (args, ctx) => (await refusalOf(args, ctx.sessionKey)).refusal,
     execute: async (args, ctx) => {
-      const checked = refusalOf(args, ctx.sessionKey);
+      const checked = await refusalOf(args, ctx.sessionKey);
       if (checked.refusal) return checked.refusal;
       const { command, judged } = checked;
       let folder: Awaited<ReturnType<Workspace["openFolder"]>>;
