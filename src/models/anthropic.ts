@@ -76,6 +76,10 @@ export class AnthropicProvider extends HttpModelProvider<AnthropicEntry> {
   }
 
   /** The request exactly as it goes on the wire. */
+  async warm(): Promise<void> {
+    await (decoder ??= import("./anthropic-decode.js"));
+  }
+
   wire(request: ModelRequest): WireRequest {
     const cache = this.entry.cache === true;
     const sampling = request.sampling;

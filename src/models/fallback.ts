@@ -29,6 +29,10 @@ export class FallbackProvider implements ModelProvider {
     this.vision = primary.vision !== false;
   }
 
+  async warm(): Promise<void> {
+    await this.primary.warm?.();
+  }
+
   async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     const failures: string[] = [];
     let last: ModelError | undefined;

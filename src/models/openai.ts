@@ -89,6 +89,10 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
     });
   }
 
+  async warm(): Promise<void> {
+    await (decoder ??= import("./openai-decode.js"));
+  }
+
   override async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     try {
       return await super.chat(request, onDelta);

@@ -86,4 +86,6 @@ export interface ModelProvider {
   /** False when the model takes no images (the entry's `vision: false`, the built-in model). */
   readonly vision?: boolean;
   chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse>;
+  /** Loads what its first call would load (its answer's reader), so that call does not wait for it; the gateway asks once it listens. */
+  warm?(): Promise<void>;
 }

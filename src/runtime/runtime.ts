@@ -44,7 +44,7 @@ import { ContextFitter } from "./context/context-provider.js";
 import { announceTurns } from "./streams/turn-notices.js";
 import { SystemPrompt } from "./turn/system-prompt.js";
 import { TurnNotes } from "./turn/turn-notes.js";
-import { TurnRunner } from "./turn/turn-runner.js";
+import { type ModelSource, TurnRunner } from "./turn/turn-runner.js";
 import { Work } from "./turn/work.js";
 import { quoted } from "../validation.js";
 
@@ -61,6 +61,7 @@ export class Runtime {
   private readonly commands = new CommandRegistry();
   private readonly features = new FeatureSet();
   private readonly policy: ToolPolicy;
+  private readonly models: ModelSource;
   private readonly history: HistoryStore;
   private readonly clock: Clock;
   private readonly ids: () => string;
@@ -101,6 +102,7 @@ export class Runtime {
   constructor(opts: RuntimeOptions) {
     this.config = opts.config;
     this.agents = opts.agents;
+    this.models = opts.models;
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.ids = opts.ids ?? (() => nanoid(12));
     this.logger = opts.logger ?? silentLogger;
@@ -173,7 +175,7 @@ export class Runtime {
       config: this.config,
       events: this.events,
       history: this.history,
-      models: opts.models,
+      models: this.models,
       context: new ContextFitter(this.config, this.history),
       policy: this.policy,
       notes: this.notes,
@@ -280,6 +282,26 @@ export class Runtime {
       warnings.push(`approval requests left waiting by the last run could not be read: ${messageOf(error)}`);
     }
     return [...warnings, ...(await this.features.start())];
+  }
+
+  /**
+   * Makes in the background what a first turn would make (each agent's
+   * tools as the model is shown them, its model provider's answer reader),
+   * so the first turn after start does not wait for it. A model that cannot
+   * be made is left to its turn, which says why.
+   */
+  async warm(): Promise<void> {
+    for (const agent of this.agents.values()) {
+      this.policy.toolSet(agent).specs();
+      // A turn of its own between agents: a request that comes meanwhile is answered first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const names = new Set([...this.agents.values()].map((agent) => this.modelNameOf(agent)));
+    for (const name of names) {
+      try {
+        await this.models.get(name).warm?.();
+      } catch {}
+    }
   }
 
   /**
