@@ -314,7 +314,7 @@ export const gatewaySchema = z
         young_generation_mib: int(0, 64)
           .default(8)
           .describe(
-            "The most the gateway process's V8 young generation (its two semi-spaces together) grows to, in MiB: V8 grows it to 32 MiB under load and keeps the pages. 0: V8's own sizing. Start-up may have grown it past a value below 8 already; it stays there.",
+            "The most the gateway process's V8 young generation (its two semi-spaces together) grows to, in MiB: V8 grows it to 32 MiB under load and keeps the pages. 0: V8's own sizing. Start-up, left to V8 for speed, grows it to 8 MiB (16 on a busy machine) before the config is read; from then on it grows no further than this.",
           ),
         heap_growing_percent: int(0, 1000)
           .default(50)

@@ -172,7 +172,9 @@ export class ToolSet {
     }
     const { agentId, sessionKey, turnId } = ctx;
     // What the tool would refuse anyway is refused before anyone is asked.
-    const refused = await tool.precheck?.(args, { agentId, sessionKey });
+    let refused = tool.precheck?.(args, { agentId, sessionKey });
+    // Awaited only when it is a promise: a sync precheck leaves the call as it was, with no turn of the event loop.
+    if (refused instanceof Promise) refused = await refused;
     if (refused) return refused;
     // A person decides before the call runs (its time limit starts after); a denied call ran nothing.
     if (this.asks.has(tool.name)) {
@@ -184,6 +186,8 @@ export class ToolSet {
           };
       if (!verdict.allowed) return toolResult.error(verdict.reason);
     }
+    // Aborted while a precheck or a person was awaited: the abort listener below would never fire.
+    if (ctx.signal.aborted) throw abortReason(ctx.signal);
     const limit = this.timeoutMs(tool);
     const state = this.state.view(tool.name, ctx.agentId, ctx.sessionKey);
     // A call ends when the tool answers, when the turn is aborted (even if the tool ignores

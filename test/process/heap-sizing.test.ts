@@ -79,13 +79,12 @@ describe("the gateway's V8 heap (needs dist/)", () => {
   it("the young generation stays within gateway.limits.young_generation_mib under a load that makes V8 grow it when left to itself (0)", {
     timeout: 120_000,
   }, async () => {
-    // Start-up (module loading, left to V8) may have grown it already: the cap is set at what it was then, so what
-    // matters is that the load does not grow it further, as it does when V8 sizes it alone.
+    // Start-up (module loading, left to V8 for speed) grows it to 8 MiB, or 16 on a busy machine, before the config is
+    // read: what the cap promises is that nothing after start-up grows it further, as the load does when V8 sizes it alone.
     const capped = await gateway({ young_generation_mib: 8 });
     const atStart = await capped.young();
-    expect(atStart).toBeLessThanOrEqual(8 * MiB);
     await load(capped.url);
-    expect(await capped.young()).toBeLessThanOrEqual(8 * MiB);
+    expect(await capped.young()).toBeLessThanOrEqual(Math.max(8 * MiB, atStart));
     await capped.stop();
 
     const own = await gateway({ young_generation_mib: 0 });

@@ -67,7 +67,8 @@ describe("the session folder of the real gateway process", () => {
   it("a lock left by a gateway that is a zombie now (killed, not yet reaped by its parent) does not keep the next one from starting", async () => {
     const project = writeProject({ config: { session: { store: "jsonl" } } });
     // A process that is a zombie while the test runs: sh's background child, which the sleep sh becomes never reaps.
-    const holder = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    // It ends a second later, once sh has become that sleep: one that ended before the exec could be reaped by sh.
+    const holder = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
     children.push(holder);
     const zombie = Number(
       (await within("the zombie's pid", new Promise<string>((resolve) => holder.stdout!.once("data", (d: Buffer) => resolve(d.toString()))))).trim(),

@@ -139,6 +139,29 @@ describe("tool set", () => {
     await expect(running).rejects.toThrow("stop now");
   });
 
+  it("an abort while an async precheck is awaited ends the call, and the tool never runs", async () => {
+    let ran = false;
+    let pass!: () => void;
+    const checked = defineTool({
+      name: "checked",
+      description: "",
+      parameters: z.object({}),
+      timeoutMs: 0,
+      precheck: () => new Promise<undefined>((resolve) => (pass = () => resolve(undefined))),
+      execute: () => {
+        ran = true;
+        return new Promise<never>(() => {});
+      },
+    });
+    const controller = new AbortController();
+    const running = new ToolSet([checked]).execute(call("checked", "{}"), context(controller.signal).ctx);
+    await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error("stop now"));
+    pass();
+    await expect(running).rejects.toThrow("stop now");
+    expect(ran).toBe(false);
+  });
+
   it("a tool past its time limit gets an error result, and its signal aborts", async () => {
     vi.useFakeTimers();
     onTestFinished(() => void vi.useRealTimers());

@@ -136,8 +136,9 @@ export class CronScheduler {
    * the background; resolves once it is claimed (or was not).
    */
   private async claimAndRun(stored: StoredJob, dueMs: number, now: number, lateMs: number): Promise<void> {
-    await loadCron();
     const { job } = stored;
+    // The cron library, for the first job on a cron expression (nextDue needs it); other jobs never wait for it.
+    if (job.schedule.kind === "cron") await loadCron();
     const claimed: Job = { ...job, nextRunAtMs: nextDue(job.schedule, Math.max(now, dueMs)), lastRunAtMs: dueMs, updatedAtMs: now };
     if ((await this.parts.state.put(job.id, claimed, stored.version)) === undefined) return; // another took it
     this.parts.track(this.runClaimed(claimed, dueMs, lateMs));
@@ -162,8 +163,8 @@ export class CronScheduler {
 
   /** A missed run too old to catch up: passed over, said in the history; a one-shot goes. */
   private async skip(stored: StoredJob, now: number, lateMs: number): Promise<void> {
-    await loadCron();
     const { job } = stored;
+    if (job.schedule.kind === "cron") await loadCron();
     const minutes = Math.round(lateMs / 60_000);
     const next = nextDue(job.schedule, now);
     const passed: Job = { ...job, nextRunAtMs: next, lastStatus: "skipped", updatedAtMs: now };
