@@ -8,8 +8,7 @@ import type { MetricsRegistry, TokenKind } from "./metrics-registry.js";
  * approvals) and what it holds (sessions, queued turns, open streams), as
  * Prometheus text. The runtime knows nothing of it: this listens to the
  * event bus from the gateway. prom-client is loaded with the first event
- * or the first scrape, or by the gateway in the background once it listens
- * (`ready`), never before it listens (it costs some 25 ms); what happens
+ * or the first scrape, not at start-up (it costs some 25 ms); what happens
  * while it loads waits in a bounded list and is counted once it is there.
  */
 

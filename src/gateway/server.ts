@@ -5,7 +5,6 @@ import { ConfigError, PicoclawError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { createApp } from "./app.js";
-import { GatewayMetrics } from "./metrics.js";
 import { limitConnections } from "./connections.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
@@ -97,9 +96,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError([`the headers timeout (${limits.headersTimeoutMs} ms) must not be more than the request timeout (${limits.requestTimeoutMs} ms)`]);
   }
-  const metrics = new GatewayMetrics(runtime, logger);
   const app = createApp(runtime, {
-    metrics,
     token,
     logger,
     allowedOrigins: opts.allowedOrigins,
@@ -140,12 +137,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       resolve();
     });
   });
-  // What the first turn would load (the model's answer reader, prom-client), loaded now in the background: the gateway
-  // answers meanwhile, and the first turn after start does not load them itself.
-  setImmediate(() => {
-    void runtime.warm();
-    void metrics.ready().catch(() => {});
-  });
+  // What the first turn would make (its tools' specs, the model's answer reader), made now in the background: the gateway
+  // answers meanwhile, and the first turn after start does not make them itself. (prom-client is left to the first event
+  // or scrape: a gateway nobody scrapes or talks to never loads it.)
+  setImmediate(() => void runtime.warm());
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
 
