@@ -28,7 +28,7 @@ describe("a gateway killed during a group commit", () => {
       return textCompletion(`ok: ${messages.at(-1)!.content}`);
     });
     try {
-      const project = writeProject({ config: openaiConfig(model.url, { stream: false }) });
+      const project = writeProject({ config: { ...openaiConfig(model.url, { stream: false }), gateway: { port: 0 } } });
       const first = picoclawProcess(["gateway"], project);
       const url = await listening(first);
       const acknowledged: number[][] = Array.from({ length: CLIENTS }, () => []);
