@@ -1,0 +1,2 @@
+import { measureStarts } from "./floor.js";
+console.log(await measureStarts("/tmp/stcfg"));
