@@ -1,2 +1,0 @@
-import { measureStarts } from "./floor.js";
-console.log(await measureStarts("/tmp/stcfg"));
