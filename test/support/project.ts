@@ -23,7 +23,9 @@ import { todoFeature } from "../../src/features/todo/feature.js";
  */
 export function tempDir(prefix = "picoclaw-", inRepo = false): string {
   const dir = mkdtempSync(path.join(inRepo ? path.resolve(import.meta.dirname, "..") : tmpdir(), inRepo ? ".tmp-" : prefix));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  // Retried: a store a failed start-up let go of closes in the background (its journal segment, its lock), and a file
+  // made or removed meanwhile makes one pass end in ENOTEMPTY (seen once with another suite running beside).
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
   return dir;
 }
 
