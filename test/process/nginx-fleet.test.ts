@@ -153,10 +153,13 @@ describe.runIf(postgres.run && nginx.run)("three gateways on one database behind
     const first = await Promise.all(sessions.map((s) => turn(s, say(s, 1))));
     expect(first.map((a) => a.status)).toEqual(sessions.map(() => 200));
     expect(first.map((a) => a.reply)).toEqual(sessions.map((s) => `${s.id} turn 1`));
-    await eventually(() => expect(logged()).toBeGreaterThanOrEqual(sessions.length));
+    // nginx writes a request's line after its answer has gone: waited for until every session's POST is there
+    // (counting lines was not enough: other requests' lines are counted too).
     const home = new Map<string, string>();
-    for (const line of served(proxy)) if (line.request.startsWith("POST")) home.set(line.key, line.upstream);
-    expect([...home.keys()].sort()).toEqual(sessions.map((s) => s.id).sort());
+    await eventually(() => {
+      for (const line of served(proxy)) if (line.request.startsWith("POST")) home.set(line.key, line.upstream);
+      expect([...home.keys()].sort()).toEqual(sessions.map((s) => s.id).sort());
+    });
     // The one to kill: the gateway of c0; it must hold a session of each kind (more are added until it does).
     const victim = home.get("c0")!;
     for (const kind of ["user", "header"] as const) {
@@ -195,7 +198,8 @@ describe.runIf(postgres.run && nginx.run)("three gateways on one database behind
     expect(later.map(([, fourth]) => fourth!.reply)).toEqual(sessions.map((s) => `${s.id} turn 4`));
     await eventually(() => expect(logged()).toBeGreaterThanOrEqual(mark + 2 * sessions.length));
     const moved = new Map<string, Set<string>>();
-    for (const line of served(proxy, mark)) moved.set(line.key, (moved.get(line.key) ?? new Set()).add(line.upstream));
+    // 200s only: a round-2 line nginx wrote after `mark` (the victim's 502s) is not where a session went on.
+    for (const line of served(proxy, mark)) if (line.status === 200) moved.set(line.key, (moved.get(line.key) ?? new Set()).add(line.upstream));
     // Consistent hashing: a session whose gateway lives stays on it; a dead gateway's sessions each go to one survivor.
     for (const s of elsewhere) expect([...moved.get(s.id)!], s.id).toEqual([home.get(s.id)]);
     for (const s of onVictim) {
