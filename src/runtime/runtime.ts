@@ -287,20 +287,23 @@ export class Runtime {
   /**
    * Makes in the background what a first turn would make (each agent's
    * tools as the model is shown them, its model provider's answer reader),
-   * so the first turn after start does not wait for it. A model that cannot
-   * be made is left to its turn, which says why.
+   * so the first turn after start does not wait for it. Never throws: what
+   * cannot be made (a model, a tool's schema) is left to the turn, which
+   * says why (it runs unawaited, where a rejection would end the process).
    */
   async warm(): Promise<void> {
+    const quietly = async (make: () => unknown) => {
+      try {
+        await make();
+      } catch {}
+    };
     for (const agent of this.agents.values()) {
-      this.policy.toolSet(agent).specs();
+      await quietly(() => this.policy.toolSet(agent).specs());
       // A turn of its own between agents: a request that comes meanwhile is answered first.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    const names = new Set([...this.agents.values()].map((agent) => this.modelNameOf(agent)));
-    for (const name of names) {
-      try {
-        await this.models.get(name).warm?.();
-      } catch {}
+    for (const name of new Set([...this.agents.values()].map((agent) => this.modelNameOf(agent)))) {
+      await quietly(() => this.models.get(name).warm?.());
     }
   }
 
