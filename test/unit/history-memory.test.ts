@@ -139,7 +139,9 @@ describe("what the history keeps in memory", () => {
     for (let n = 0; n < 5; n++) expect(await send(n)).toBe(200);
     const perMessage = ((await heapUsed()) - before) / 5;
     expect(perMessage).toBeGreaterThan(1.9 * MB);
-    expect(perMessage).toBeLessThan(2.1 * MB);
+    // What a turn leaves besides its texts (a log line, a cache entry) reached 2.15 MB a message once with another
+    // suite beside; a second copy of either text would be 3 MB.
+    expect(perMessage).toBeLessThan(2.25 * MB);
     // 15 more: the history stays within session.max_bytes whatever is sent.
     for (let n = 5; n < 20; n++) await send(n);
     expect(h.runtime.stats().historyBytes).toBeLessThanOrEqual(16 * 1024 * 1024);
