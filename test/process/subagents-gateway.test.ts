@@ -357,12 +357,17 @@ describe("max_running: subagents running in the whole gateway", () => {
     const ends = record(h, "subagent.end");
     const toolEnds = record(h, "tool.end");
     const leaf = "WAIT fan-leaf\nSAY leaf";
-    const middle = `${fanOut(call("subagent", { task: leaf }), call("subagent", { task: leaf }))}\nSAY middle`;
+    // Each middle asks for its children only once all three middles run (fan-mid), and answers only once the
+    // test says (fan-mid-end): a middle that finished early would free a place for another middle's child.
+    const middle = `GATE fan-mid\n${fanOut(call("subagent", { task: leaf }), call("subagent", { task: leaf }))}\nGATE fan-mid-end\nSAY middle`;
     // 3 children, each asking for 2 of its own: 9 in all, with room for 4.
     const chat = h.chat({ message: fanOut(...[1, 2, 3].map((n) => callSafe("subagent", { task: middle, label: `m${n}` }))) });
+    await eventually(() => expect(starts).toHaveLength(3));
+    openGate("fan-mid");
     await eventually(() => expect(toolEnds.filter((e) => e.isError)).toHaveLength(5));
     expect(starts).toHaveLength(4);
     openGate("fan-leaf");
+    openGate("fan-mid-end");
     const { status } = await chat;
     expect(status).toBe(200);
     expect(ends.map((e) => e.outcome)).toEqual(["done", "done", "done", "done"]);
