@@ -8,7 +8,8 @@
  * bundled (scripts/build.mjs), but each source loaded with `import()` is a
  * file of its own there, at its path in src/.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
@@ -112,6 +113,8 @@ describe("what a gateway loads", () => {
         "/node_modules/minisearch/",
         "/node_modules/pg/",
         "/node_modules/pg-protocol/",
+        // zod's messages in other languages than English (bundled, English only; the rest come with z.locales' first call).
+        "/node_modules/zod/",
         // (@opentelemetry/api itself comes with prom-client, which reads the active span for exemplars.)
         "/node_modules/@opentelemetry/sdk-trace-base/",
         "/node_modules/@opentelemetry/exporter-trace-otlp-http/",
@@ -125,6 +128,31 @@ describe("what a gateway loads", () => {
       await gateway.stop();
       await model.close();
     }
+  });
+
+  it("zod's other languages than English are not in the bundle: picoclaw-ts's z.locales.fr() loads zod's own messages on its first call, and z.config takes them", () => {
+    const script = [
+      `import { createRequire } from "node:module";`,
+      `const { z } = await import(${JSON.stringify(path.join(root, "dist", "index.js"))});`,
+      "const cached = () => Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('/zod/v4/locales/')).length;",
+      "const message = () => z.string().safeParse(1).error.issues[0].message;",
+      "const before = [Object.keys(z.locales).length, cached(), message()];",
+      "z.config(z.locales.fr());",
+      "const french = [cached() > 0, message()];",
+      "z.config(z.locales.en());",
+      "console.log(JSON.stringify([...before, ...french, message()]));",
+    ].join("\n");
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+    expect(run.stderr).toBe("");
+    const [languages, loadedBefore, english, loadedAfter, french, englishAgain] = JSON.parse(run.stdout) as [number, number, string, boolean, string, string];
+    expect(languages).toBeGreaterThan(40);
+    expect(loadedBefore).toBe(0);
+    expect(english).toBe("Invalid input: expected string, received number");
+    expect(loadedAfter).toBe(true);
+    expect(french).toMatch(/^Entrée invalide/);
+    expect(englishAgain).toBe(english);
+    const bundled = readdirSync(path.join(root, "dist"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+    expect(bundled.filter((file) => readFileSync(path.join(root, "dist", file), "utf8").includes("Entrée invalide"))).toEqual([]);
   });
 
   it("OpenTelemetry's SDK and exporter are loaded at start-up when telemetry.otlp.endpoint is set, and only then", { timeout: 60_000 }, async () => {
