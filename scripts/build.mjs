@@ -105,7 +105,7 @@ const zodLocalesOnDemand = {
         'export { default as en } from "./en.js";',
         "let all;",
         'const load = () => (all ??= createRequire(import.meta.url)("zod/v4/locales"));',
-        ...others.map((name) => `export function ${name}() { return load().${name}(); }`),
+        ...others.map((name) => `export function ${name}(...args) { return load().${name}(...args); }`),
       ].join("\n");
       return { contents, loader: "js", resolveDir: path.dirname(args.path) };
     });
