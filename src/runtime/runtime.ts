@@ -297,11 +297,8 @@ export class Runtime {
         await make();
       } catch {}
     };
-    for (const agent of this.agents.values()) {
-      await quietly(() => this.policy.toolSet(agent).specs());
-      // A turn of its own between agents: a request that comes meanwhile is answered first.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
+    // Each tool's schema in a turn of its own: a request that comes meanwhile is answered first.
+    for (const agent of this.agents.values()) await quietly(() => this.policy.toolSet(agent).warm());
     for (const name of new Set([...this.agents.values()].map((agent) => this.modelNameOf(agent)))) {
       await quietly(() => this.models.get(name).warm?.());
     }

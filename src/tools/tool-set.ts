@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { z } from "zod";
 import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
@@ -106,6 +107,20 @@ export class ToolSet {
 
   has(name: string): boolean {
     return this.byName.has(name);
+  }
+
+  /**
+   * Makes the specs ahead of the first call that needs them, one tool's
+   * schema per turn of the event loop, so that a request that comes
+   * meanwhile (a health check just after start) is answered first.
+   */
+  async warm(): Promise<void> {
+    if (this.specCache) return;
+    for (const tool of this.byName.values()) {
+      parametersSchema(tool);
+      await nextTurn();
+    }
+    this.specs();
   }
 
   /** Sorted by name, ready for the provider. */
