@@ -105,7 +105,9 @@ export class OpenAIProvider extends HttpModelProvider<OpenAIEntry> {
   wire(request: ModelRequest): WireRequest {
     const body: Record<string, unknown> = {
       model: this.entry.model,
-      messages: request.messages.map((message) => toWire(message, this.vision)),
+      messages: request.memo
+        ? request.memo.messagesJson(this, request.messages, (message) => toWire(message, this.vision))
+        : request.messages.map((message) => toWire(message, this.vision)),
     };
     if (request.tools.length > 0) body.tools = jsonTextFor(WIRE_TOOLS, request.tools, wireTools);
     if (this.entry.max_tokens !== undefined) body[maxTokensField(this.entry)] = this.entry.max_tokens;

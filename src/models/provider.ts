@@ -1,4 +1,5 @@
 import type { ChatMessage, Thinking, ToolCall, ToolSpec } from "./message.js";
+import type { RequestMemo } from "./request-memo.js";
 
 export interface ModelRequest {
   messages: readonly ChatMessage[];
@@ -13,6 +14,8 @@ export interface ModelRequest {
    * paced pieces, so streaming can be seen.
    */
   watched?: boolean;
+  /** What this turn's calls share (the JSON of the messages its last call sent); each turn has its own. */
+  memo?: RequestMemo;
 }
 
 /** The structure an answer must have: any JSON object, or JSON matching a schema. */

@@ -126,7 +126,11 @@ export function fitRequest(
     from--;
   }
   const kept = parts.exchanges.slice(from);
-  return { messages: [...parts.prefix, ...kept.flat(), ...parts.current], dropped: parts.exchanges.slice(0, from), kept, tokens };
+  // A loop, not `kept.flat()`: V8's flat is ten times slower, and this runs for every model call over the whole history.
+  const messages = parts.prefix.slice();
+  for (const exchange of kept) for (const message of exchange) messages.push(message);
+  for (const message of parts.current) messages.push(message);
+  return { messages, dropped: parts.exchanges.slice(0, from), kept, tokens };
 }
 
 /** Characters per token stay within what text has: under 1 (emoji, some scripts) to about 6 (the most regular English prose). */

@@ -5,6 +5,7 @@ import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
 import { type ChatMessage, type ContentPart, forModel, isRecord, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider, Sampling } from "../../models/provider.js";
+import { RequestMemo } from "../../models/request-memo.js";
 import type { ToolCall, ToolSpec } from "../../models/message.js";
 import type { HistoryStore } from "../../session/history.js";
 import { type Timer, joinSignals } from "../../signals.js";
@@ -138,9 +139,13 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     if (reply.length > shown.length) events.emit("text.delta", { ...scope, text: reply.slice(shown.length) });
   };
 
+  // The prompt and the history are the same for every call of the turn: made ready for the model once, so each call
+  // sends the same message objects, whose JSON the provider makes once a turn (RequestMemo).
+  const sent = forModel([...prefix, ...history]);
+  const memo = new RequestMemo();
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
-    const messages = forModel([...prefix, ...history, ...added]);
+    const messages = [...sent, ...forModel(added)];
     events.emit("llm.request", { ...scope, model: provider.name, iteration, messages: messages.length, tools: specs.length });
     const started = input.now();
     streamed = 0;
@@ -148,7 +153,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
     // The client's tool_choice binds the turn's first answer only (a forced call every time would never end).
     const sampling = input.sampling && iteration > 1 && input.sampling.toolChoice !== undefined ? { ...input.sampling, toolChoice: undefined } : input.sampling;
     const response = await provider.chat(
-      { messages, tools: specs, signal, ...(sampling ? { sampling } : {}), ...(input.watched ? { watched: true } : {}) },
+      { messages, tools: specs, signal, memo, ...(sampling ? { sampling } : {}), ...(input.watched ? { watched: true } : {}) },
       onDelta,
     );
     usage.add(response.usage);
