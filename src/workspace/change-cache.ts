@@ -1,4 +1,4 @@
-import { type BigIntStats, lstatSync } from "node:fs";
+import { type Stats, lstatSync } from "node:fs";
 
 /**
  * How long after a change a file's times are trusted: the kernel stamps
@@ -17,17 +17,18 @@ export const SETTLED_MS = 2000;
  * thread's time, and these are asked on every turn.
  */
 function stamp(absolute: string, before: number): string | undefined {
-  let stat: BigIntStats | undefined;
+  let stat: Stats | undefined;
   try {
-    stat = lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    stat = lstatSync(absolute, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
   if (stat === undefined) return "-";
   if (stat.isSymbolicLink()) return undefined;
-  const changed = Math.max(Number(stat.mtimeNs / 1_000_000n), Number(stat.ctimeNs / 1_000_000n));
-  if (changed >= before) return undefined;
-  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  // Times as float milliseconds (a fraction of a microsecond apart at today's dates; no BigInts to make on every turn):
+  // what changed within SETTLED_MS is never trusted, so two changes a stamp cannot tell apart are not kept as one.
+  if (Math.max(stat.mtimeMs, stat.ctimeMs) >= before) return undefined;
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
 }
 
 /** The stamps of all `paths`, or undefined when one cannot be trusted. */
