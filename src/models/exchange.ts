@@ -95,16 +95,21 @@ const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
  * One request over node:http(s), kept-alive connections pooled per origin.
  * `cutoff` destroys the request (and the answer being read) at once.
  */
-export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, "POST", headers, body, cutoff, 0);
+export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, "POST", headers, Buffer.from(body), cutoff, 0);
 
-function post(url: string, method: string, headers: Record<string, string>, body: string | undefined, cutoff: Cutoff, redirects: number): Promise<ModelAnswer> {
+/**
+ * `body` as bytes, encoded once: its length is the content-length, and
+ * node:http writes it beside the head as it is (a string body would be
+ * joined to the head's text and that copy encoded on the write).
+ */
+function post(url: string, method: string, headers: Record<string, string>, body: Buffer | undefined, cutoff: Cutoff, redirects: number): Promise<ModelAnswer> {
   if (cutoff.aborted) return Promise.reject(cutoff.reason);
   const to = target(url);
   const send = to.protocol === "https:" ? httpsRequest : httpRequest;
   const agent = agentsNow()[to.protocol as keyof Agents];
   if (!agent) return Promise.reject(new Error(`not an http(s) URL: ${to.protocol}`));
   return new Promise<ModelAnswer>((resolve, reject) => {
-    const sized = body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) };
+    const sized = body === undefined ? headers : { ...headers, "content-length": String(body.length) };
     const req = send(to, { method, agent, headers: sized });
     const onAbort = () => req.destroy(cutoff.reason);
     cutoff.once("abort", onAbort);

@@ -32,5 +32,10 @@ export function bodyText(body: unknown): string {
     // As JSON.stringify: a key whose value has no JSON (undefined, a function) is left out.
     if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
   }
-  return `{${parts.join(",")}}`;
+  if (parts.length === 0) return "{}";
+  // The braces go into the first and last parts, so that the one join makes the whole body a flat string: a "{" and
+  // "}" added around it would make a string of three pieces, which its byte length and its write each flatten again.
+  parts[0] = `{${parts[0]}`;
+  parts[parts.length - 1] = `${parts[parts.length - 1]}}`;
+  return parts.join(",");
 }

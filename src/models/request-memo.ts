@@ -32,7 +32,8 @@ export class RequestMemo {
     else if (messages.length === before.length) text = this.text!;
     else text = `${this.text!.slice(0, -1)},${JSON.stringify(messages.slice(before.length).map(wire)).slice(1)}`;
     this.owner = owner;
-    this.sources = messages.slice();
+    // The array itself, not a copy: a request's messages are a new array for each call, and no one changes it.
+    this.sources = messages;
     this.text = text;
     return new JsonText(text);
   }

@@ -14,6 +14,9 @@ describe("request bodies with tools serialized once", () => {
     expect(bodyText(held)).toBe(JSON.stringify(plain));
     expect(JSON.stringify(held)).toBe(JSON.stringify(plain));
     expect(bodyText([1, 2])).toBe("[1,2]");
+    expect(bodyText({})).toBe("{}");
+    expect(bodyText({ skipped: undefined })).toBe("{}");
+    expect(bodyText({ one: new JsonText("[1]") })).toBe('{"one":[1]}');
   });
 
   it("a tool set's wire tools are made once per set, and again for another set", () => {
