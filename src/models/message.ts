@@ -57,11 +57,14 @@ export type ChatMessage =
 
 /** The messages as a model gets them: a tool message without `shown` and `details` (what the user saw, and what features keep, are never the model's). */
 export function forModel(messages: readonly ChatMessage[]): ChatMessage[] {
-  return messages.map((message) => {
-    if (message.role !== "tool" || (message.shown === undefined && message.details === undefined)) return message;
-    const { shown: _shown, details: _details, ...rest } = message;
-    return rest;
-  });
+  return messages.map(modelView);
+}
+
+/** One message as forModel makes it: the same object unless it is a tool result with what only people see. */
+export function modelView(message: ChatMessage): ChatMessage {
+  if (message.role !== "tool" || (message.shown === undefined && message.details === undefined)) return message;
+  const { shown: _shown, details: _details, ...rest } = message;
+  return rest;
 }
 
 /** A tool as the model is told about it. */

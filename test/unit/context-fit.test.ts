@@ -43,6 +43,19 @@ describe("fitting a request to the context window", () => {
     expect(fitRequest(parts, tools, 1_000_000, 3, 1).messages).toEqual([prompt, ...exchange(3), now]);
   });
 
+  it("a request that fits whole is sent as the very array it came in (no copy of the history); one that does not is a new array", () => {
+    const whole = [prompt, ...exchange(1), ...exchange(2), now];
+    const parts = splitRequest(whole);
+    const all = fitRequest(parts, tools, 1_000_000, 3, Number.POSITIVE_INFINITY, whole);
+    expect(all.messages).toBe(whole);
+    expect(all.dropped).toEqual([]);
+    expect(all.tokens).toBe(fitRequest(parts, tools, 1_000_000, 3).tokens);
+    const cut = fitRequest(parts, tools, 1_000_000, 3, 1, whole);
+    expect(cut.messages).not.toBe(whole);
+    expect(cut.messages).toEqual([prompt, ...exchange(2), now]);
+    expect(whole).toEqual([prompt, ...exchange(1), ...exchange(2), now]);
+  });
+
   it("never keeps an older exchange once a newer one did not fit (the conversation stays contiguous)", () => {
     const parts = splitRequest([prompt, ...exchange(1, 10), ...exchange(2, 5000), ...exchange(3, 10), now]);
     const budget = estimateTokens([prompt, now], 3) + estimateTokens(exchange(3, 10), 3) + estimateTokens(exchange(1, 10), 3) + 5;

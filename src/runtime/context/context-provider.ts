@@ -92,7 +92,9 @@ class FittedProvider implements ModelProvider {
   }
 
   private fit(parts: RequestParts, request: ModelRequest, keepAtMost?: number): Fitted {
-    return fitRequest(parts, request.tools, this.budget(), this.gauge.charsPerToken(this.name), keepAtMost);
+    // Split from the request itself unless a summary stands in for some of its history: then all kept is the request as it is.
+    const whole = this.summary ? undefined : request.messages;
+    return fitRequest(parts, request.tools, this.budget(), this.gauge.charsPerToken(this.name), keepAtMost, whole);
   }
 
   private async send(request: ModelRequest, fitted: Fitted, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {

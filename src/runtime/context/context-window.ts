@@ -86,16 +86,20 @@ export function splitRequest(messages: readonly ChatMessage[]): RequestParts {
   if (currentStart < prefixEnd) return { prefix: messages.slice(0, prefixEnd), exchanges: [], current: messages.slice(prefixEnd) };
   // A one-turn system note sits just before the turn's message.
   while (currentStart - 1 >= prefixEnd && messages[currentStart - 1]!.role === "system") currentStart--;
+  // Each exchange cut out once its end is known: arrays of their exact length (a history holds hundreds of them).
   const exchanges: ChatMessage[][] = [];
-  for (const message of messages.slice(prefixEnd, currentStart)) {
-    if (message.role === "user" || exchanges.length === 0) exchanges.push([message]);
-    else exchanges.at(-1)!.push(message);
+  let start = prefixEnd;
+  for (let i = prefixEnd + 1; i <= currentStart; i++) {
+    if (i === currentStart || messages[i]!.role === "user") {
+      exchanges.push(messages.slice(start, i));
+      start = i;
+    }
   }
   return { prefix: messages.slice(0, prefixEnd), exchanges, current: messages.slice(currentStart) };
 }
 
 export interface Fitted {
-  messages: ChatMessage[];
+  messages: readonly ChatMessage[];
   /** Exchanges left out, oldest first (the oldest ones of the history). */
   dropped: ChatMessage[][];
   /** Exchanges sent. */
@@ -108,7 +112,8 @@ export interface Fitted {
  * The request within `budget` tokens: the prefix, the tools and this turn
  * always; then as many whole exchanges as fit, the most recent first.
  * `keepAtMost` caps the exchanges kept (a retry after an overflow keeps
- * fewer than before).
+ * fewer than before). `whole`: the messages `parts` were split from, given
+ * back as they are when every exchange is kept (no copy of the history).
  */
 export function fitRequest(
   parts: RequestParts,
@@ -116,6 +121,7 @@ export function fitRequest(
   budget: number,
   charsPerToken: number,
   keepAtMost = Number.POSITIVE_INFINITY,
+  whole?: readonly ChatMessage[],
 ): Fitted {
   let tokens = toolTokens(tools, charsPerToken) + estimateTokens(parts.prefix, charsPerToken) + estimateTokens(parts.current, charsPerToken);
   let from = parts.exchanges.length;
@@ -125,6 +131,7 @@ export function fitRequest(
     tokens += cost;
     from--;
   }
+  if (from === 0 && whole) return { messages: whole, dropped: [], kept: parts.exchanges, tokens };
   const kept = parts.exchanges.slice(from);
   // A loop, not `kept.flat()`: V8's flat is ten times slower, and this runs for every model call over the whole history.
   const messages = parts.prefix.slice();

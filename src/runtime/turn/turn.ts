@@ -3,7 +3,7 @@ import type { EventBus } from "../../port/events.js";
 import type { Delivery } from "../../port/feature.js";
 import type { DeliveryOrigin } from "../../port/events.js";
 import { TurnTimeoutError } from "../../errors.js";
-import { type ChatMessage, type ContentPart, forModel, isRecord, withoutThinking } from "../../models/message.js";
+import { type ChatMessage, type ContentPart, forModel, isRecord, modelView, withoutThinking } from "../../models/message.js";
 import type { ModelDelta, ModelProvider, Sampling } from "../../models/provider.js";
 import { RequestMemo } from "../../models/request-memo.js";
 import type { ToolCall, ToolSpec } from "../../models/message.js";
@@ -141,7 +141,8 @@ async function loop(input: TurnInput): Promise<TurnResult> {
 
   // The prompt and the history are the same for every call of the turn: made ready for the model once, so each call
   // sends the same message objects, whose JSON the provider makes once a turn (RequestMemo).
-  const sent = forModel([...prefix, ...history]);
+  const sent = prefix.slice();
+  for (const message of history) sent.push(modelView(message));
   const memo = new RequestMemo();
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
