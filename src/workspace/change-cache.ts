@@ -45,14 +45,17 @@ function fingerprint(paths: readonly string[], before: number): string | undefin
 /**
  * Values read from files (a workspace's prompt files, its skills), read
  * again only when the files they came from may have changed: what a value
- * depends on is a list of paths (the files it read, the folders whose
- * listing it read or where a missing file would appear), and it is read
- * again when any path's lstat (inode, size, mtime, ctime) differs from when
- * it was read. A value whose paths changed while it was read, or in the
- * SETTLED_MS before, is not kept: the next ask reads again. So an edit is
- * seen by the next ask, as when every ask read the files, at the cost of a
- * few lstat calls instead of opens (and an error for each missing file).
- * At most `maxEntries` values are kept (past it the cache starts again).
+ * depends on is a list of paths (the files it read, or where a missing one
+ * would appear; the folders whose listing it read), and it is read again
+ * when any path's lstat (inode, size, mtime, ctime) differs from when it
+ * was read. A value whose paths changed while it was read, or in the
+ * SETTLED_MS before, is not kept: the next ask reads again. A missing
+ * path's stamp has no times, so a file's own path, not its folders', is
+ * what a value read from it names: a folder's times change with anything
+ * made beside the file. So an edit is seen by the next ask, as when every
+ * ask read the files, at the cost of a few lstat calls instead of opens
+ * (and an error for each missing file). At most `maxEntries` values are
+ * kept (past it the cache starts again).
  */
 export class ChangeCache<T> {
   private readonly entries = new Map<string, { fingerprint: string; value: T }>();

@@ -1,9 +1,9 @@
 /**
  * Values read from workspace files, read again only when those files may
  * have changed (src/workspace/change-cache.ts), as the prompt files and a
- * workspace's skills use it: a missing file is not looked for again while
- * its folders are unchanged, a file is read again when it or a folder
- * changes, and what cannot be trusted (a symlink, a change too recent for
+ * workspace's skills use it: a missing file is not looked for again until
+ * it appears (however recently its folders changed), a file is read again
+ * when it changes, and what cannot be trusted (a symlink, a change too recent for
  * the kernel's time stamps to tell apart) is read every time.
  */
 import { mkdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -18,14 +18,12 @@ function setup(now: () => number = LATER) {
   const root = tempDir();
   const reads: string[] = [];
   const cache = new ChangeCache<string | undefined>(100, now);
-  /** A file under root, as the prompt files ask for it: the file and its folders up to root. */
+  /** A file under root, as the prompt files ask for it: by its own path. */
   const get = (name: string) => {
     const file = path.join(root, name);
-    const folders: string[] = [];
-    for (let dir = path.dirname(file); dir.startsWith(root); dir = path.dirname(dir)) folders.push(dir);
     return cache.get(
       file,
-      () => [file, ...folders],
+      () => [file],
       async () => {
         reads.push(name);
         try {
@@ -43,7 +41,7 @@ function setup(now: () => number = LATER) {
 const touch = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
 
 describe("the cache of values read from workspace files", () => {
-  it("a missing prompt file is not opened again until its folder changes; a file made there is then read", async () => {
+  it("a missing prompt file is not opened again until it is made; it is then read", async () => {
     const { root, reads, get } = setup();
     expect(await get("SOUL.md")).toBeUndefined();
     expect(await get("SOUL.md")).toBeUndefined();
@@ -61,9 +59,40 @@ describe("the cache of values read from workspace files", () => {
     expect(reads).toEqual(["memory/MEMORY.md"]);
     mkdirSync(path.join(root, "memory"));
     expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(reads).toEqual(["memory/MEMORY.md"]);
     writeFileSync(path.join(root, "memory", "MEMORY.md"), "- met on Monday");
     expect(await get("memory/MEMORY.md")).toBe("- met on Monday");
-    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md", "memory/MEMORY.md"]);
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md"]);
+  });
+
+  it("a missing prompt file is looked for once even in a folder changed a moment ago (a workspace just made, a file just written beside it)", async () => {
+    const { root, reads, get } = setup(Date.now);
+    mkdirSync(path.join(root, "memory"));
+    writeFileSync(path.join(root, "notes.md"), "written by a tool");
+    writeFileSync(path.join(root, "memory", "today.md"), "written by a tool");
+    expect(await get("SOUL.md")).toBeUndefined();
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(await get("SOUL.md")).toBeUndefined();
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(reads).toEqual(["SOUL.md", "memory/MEMORY.md"]);
+    // Made right after: its own stamp is new, so it is read (and read again while it is that recent).
+    writeFileSync(path.join(root, "SOUL.md"), "Be kind.");
+    expect(await get("SOUL.md")).toBe("Be kind.");
+  });
+
+  it("a prompt file reached through a folder swapped for a symlink is read again (and what the swap hides is not kept)", async () => {
+    const { root, get } = setup();
+    mkdirSync(path.join(root, "memory"));
+    writeFileSync(path.join(root, "memory", "MEMORY.md"), "mine");
+    touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
+    expect(await get("memory/MEMORY.md")).toBe("mine");
+    const elsewhere = tempDir();
+    writeFileSync(path.join(elsewhere, "MEMORY.md"), "theirs");
+    touch(path.join(elsewhere, "MEMORY.md"), 1_000_000);
+    renameSync(path.join(root, "memory"), path.join(root, "old-memory"));
+    symlinkSync(elsewhere, path.join(root, "memory"));
+    // This test's reader follows links (the workspace's does not): what matters is that the swap is noticed.
+    expect(await get("memory/MEMORY.md")).toBe("theirs");
   });
 
   it("an unchanged prompt file is read once; an edit in place (same size) is read at the next ask", async () => {

@@ -6,11 +6,12 @@
  */
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { promptFilesFeature } from "../../src/features/prompt-files/feature.js";
 import { builtinConfigSchema } from "../../src/house.js";
 import { Runtime } from "../../src/runtime/runtime.js";
+import { Workspace } from "../../src/workspace/workspace.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { recordingLogger, tempDir } from "../support/project.js";
 
@@ -64,6 +65,24 @@ describe("the workspace's prompt files", () => {
     expect(text).not.toContain("not for the model");
     expect(logger.lines.some((l) => l.level === "warn" && l.message.includes('prompt section "USER.md"') && l.message.includes("symlink"))).toBe(true);
     await runtime.close();
+  });
+
+  it("missing files are looked for once, not every turn, in a workspace made a moment ago; one written later shows next turn", async () => {
+    const { root, runtime, system } = setup();
+    // The workspace and its memory/ folder were just made, and a tool writes beside the prompt files.
+    writeFileSync(path.join(root, "notes.md"), "a tool's file");
+    const reads = vi.spyOn(Workspace.prototype, "readStart");
+    try {
+      expect(await system()).toBe("You are the body.");
+      expect(await system()).toBe("You are the body.");
+      expect(await system()).toBe("You are the body.");
+      expect(reads.mock.calls.map(([name]) => name)).toEqual(["SOUL.md", "USER.md", "IDENTITY.md", "memory/MEMORY.md"]);
+      writeFileSync(path.join(root, "USER.md"), "The user likes tea.");
+      expect(await system()).toBe("You are the body.\n\n## USER.md\n\nThe user likes tea.");
+    } finally {
+      reads.mockRestore();
+      await runtime.close();
+    }
   });
 
   it("prompt_files.enabled false adds none of them", async () => {

@@ -134,6 +134,26 @@ describe("skills in the system prompt", () => {
     expect(await names()).toEqual([]);
   });
 
+  it("a workspace made a moment ago without a skills folder is listed once, not every turn, though files are written beside skills/", async () => {
+    const root = path.join(tempDir(), "workspace");
+    const workspace = await Workspace.open({ root, restrict: true, readOutside: false, readPaths: [], writePaths: [] });
+    writeFileSync(path.join(root, "notes.md"), "a tool's file");
+    let listed = 0;
+    const list = workspace.list.bind(workspace);
+    workspace.list = (input) => {
+      listed++;
+      return list(input);
+    };
+    const folders = new SkillFolders(100, () => {});
+    expect(await folders.ofWorkspace(workspace)).toEqual([]);
+    writeFileSync(path.join(root, "more.md"), "another");
+    expect(await folders.ofWorkspace(workspace)).toEqual([]);
+    expect(await folders.ofWorkspace(workspace)).toEqual([]);
+    expect(listed).toBe(1);
+    skill(path.join(root, "skills"), "brew", md("brew", "Brew tea properly."));
+    expect((await folders.ofWorkspace(workspace)).map((s) => s.name)).toEqual(["brew"]);
+  });
+
   it("a SKILL.md that is not a skill is skipped with a warning naming the file, once; the others stay", async () => {
     const { workspace, runtime, logger, turn } = setup();
     const bad = skill(path.join(workspace, "skills"), "broken", "---\nname: not a name!\ndescription: x\n---\nbody");

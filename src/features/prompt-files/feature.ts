@@ -1,4 +1,3 @@
-import path from "node:path";
 import { cutToBytes } from "../../bytes.js";
 import { defineFeature } from "../../port/feature.js";
 import type { PromptSection } from "../../port/prompt.js";
@@ -14,9 +13,9 @@ const SECTION = "agents.defaults.prompt_files";
  * `## IDENTITY.md` (each headed by its name), then `# Memory` with
  * memory/MEMORY.md. A missing file adds nothing; each is cut to
  * `max_bytes`. Read through the agent's workspace (a symlink out is not
- * followed) when they may have changed (a file's or one of its folders'
- * lstat changed: change-cache.ts), so an edit shows in the next turn; the
- * text changes only when a file does, so prompt caching keeps hitting.
+ * followed) when they may have changed (the file's lstat changed:
+ * change-cache.ts), so an edit shows in the next turn; the text changes
+ * only when a file does, so prompt caching keeps hitting.
  */
 export const promptFilesFeature = defineFeature({
   name: "prompt-files",
@@ -29,9 +28,13 @@ export const promptFilesFeature = defineFeature({
     const files = new ChangeCache<string | undefined>(1024);
     const cached = (workspace: Workspace, name: string) => {
       const absolute = workspace.locate(name);
+      // The file's own lstat is all a value depends on: a file made where it was missing, replaced by a rename,
+      // or reached through a folder swapped for a link has another stamp. Its folders' times are not asked: they
+      // change whenever anything beside the file does (the workspace made at start, a tool writing a file), and a
+      // folder changed in the last SETTLED_MS would have every turn look for the missing files again.
       return files.get(
         absolute,
-        () => withFolders(absolute, workspace.root),
+        () => [absolute],
         () => readText(workspace, name, max_bytes),
       );
     };
@@ -55,16 +58,6 @@ export const promptFilesFeature = defineFeature({
     };
   },
 });
-
-/** The file and each folder from it up to the workspace's root: a file made where it was missing changes one of them. */
-function withFolders(absolute: string, root: string): string[] {
-  const paths = [absolute];
-  for (let dir = path.dirname(absolute); dir.startsWith(root); dir = path.dirname(dir)) {
-    paths.push(dir);
-    if (dir === root || path.dirname(dir) === dir) break;
-  }
-  return paths;
-}
 
 /** A text file of the workspace, cut at a line to `maxBytes` (saying so), or undefined when missing. */
 async function readText(workspace: Workspace, name: string, maxBytes: number): Promise<string | undefined> {

@@ -106,11 +106,9 @@ export class SkillFolders {
    */
   async ofWorkspace(workspace: Workspace): Promise<Skill[]> {
     const root = path.join(workspace.root, "skills");
-    const paths = (read: WorkspaceSkills) => [
-      workspace.root,
-      root,
-      ...read.names.flatMap((name) => [path.join(root, name), path.join(root, name, "SKILL.md")]),
-    ];
+    // The folder whose listing was read, each skill's folder and file; not the workspace's own folder, whose
+    // times change with anything written beside skills/ (a missing skills/ is seen made by its own lstat).
+    const paths = (read: WorkspaceSkills) => [root, ...read.names.flatMap((name) => [path.join(root, name), path.join(root, name, "SKILL.md")])];
     return (await this.workspaces.get(workspace.root, paths, () => this.readWorkspace(workspace))).skills;
   }
 
