@@ -124,6 +124,31 @@ describe("GET /metrics", () => {
     await eventually(async () => expect(await streams()).toBe(0));
   });
 
+  it("leaves a plain answer as it is, never asking for its body (so @hono/node-server writes it without making a web Response)", async () => {
+    const runtime = { agentIds: () => ["main"], on: () => () => {} } as unknown as ConstructorParameters<typeof GatewayMetrics>[0];
+    const metrics = new GatewayMetrics(runtime, silentLogger);
+    const counting = metrics.countStreams();
+    let bodyAsked = 0;
+    const plain = {
+      status: 200,
+      headers: new Headers({ "content-type": "application/json" }),
+      get body() {
+        bodyAsked++;
+        return new ReadableStream();
+      },
+    };
+    const c = { res: plain } as unknown as Parameters<typeof counting>[0];
+    await counting(c, async () => {});
+    expect(bodyAsked).toBe(0);
+    expect(c.res).toBe(plain);
+    // An event stream is still wrapped to be counted.
+    const stream = new Response("data: x\n\n", { headers: { "content-type": "text/event-stream" } });
+    const s = { res: stream } as unknown as Parameters<typeof counting>[0];
+    await counting(s, async () => {});
+    expect(s.res).not.toBe(stream);
+    expect(await s.res.text()).toBe("data: x\n\n");
+  });
+
   it("loads prom-client with the first event, not before, and counts what happened while it loaded", async () => {
     const h = harness({ config: { tools: DEFAULT_TOOLS_OFF } });
     let loads = 0;
