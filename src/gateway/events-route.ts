@@ -3,7 +3,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { PicoclawError, RequestError } from "../errors.js";
 import { quoted } from "../validation.js";
 import { joinSignals } from "../signals.js";
-import { HEARTBEAT_MS, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
+import { HEARTBEAT_MS, eventStreamAnswer, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
 import { StreamSlots } from "./stream-slots.js";
 
 /** No cap (an embedder's app without limits): a slot is always there. */
@@ -121,8 +121,7 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
   if (ended.signal.aborted) onEnd();
   else ended.signal.addEventListener("abort", onEnd, { once: true });
 
-  return c.body(body, 200, {
-    "content-type": "text/event-stream",
+  return eventStreamAnswer(c, body, {
     "cache-control": "no-cache",
     connection: "keep-alive",
     "transfer-encoding": "chunked",

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { MetricsRegistry, TokenKind } from "./metrics-registry.js";
+import { answeredWithEventStream } from "./sse.js";
 
 /**
  * `GET /metrics`: what the runtime's events say (turns, model calls, tools,
@@ -110,10 +111,12 @@ export class GatewayMetrics {
   countStreams(): MiddlewareHandler {
     return async (c, next) => {
       await next();
+      // Only answers their routes made event streams: asking an answer of @hono/node-server for its headers or body
+      // makes web Headers or a whole web Response of it (its body then a stream to read back), where a plain answer is
+      // otherwise written as it is, at a third of the cost.
+      if (!answeredWithEventStream(c)) return;
       const res = c.res;
-      // The content type first: asking an answer of @hono/node-server for its body makes a full web Response of it
-      // (and its body a stream to read back), where a plain answer is otherwise written as it is, at a third the cost.
-      if (!res.headers.get("content-type")?.startsWith("text/event-stream") || !res.body) return;
+      if (!res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) return;
       const counted = this.counted(res.body);
       c.res = undefined;
       c.res = new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });

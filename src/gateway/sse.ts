@@ -21,6 +21,20 @@ export interface SseOptions {
   maxQueuedBytes: number;
 }
 
+/** The requests answered with an event stream (SseAnswer, the session events route); what the metrics count while open. */
+const eventStreams = new WeakSet<Context>();
+
+/** Says `c` is answered with an event stream (the metrics count its body while it is open). */
+export function eventStreamAnswer(c: Context, body: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
+  eventStreams.add(c);
+  return c.body(body, 200, { ...headers, "content-type": "text/event-stream" });
+}
+
+/** Whether `c` was answered with an event stream: asked of every request, without touching its answer. */
+export function answeredWithEventStream(c: Context): boolean {
+  return eventStreams.has(c);
+}
+
 /** The node response under the request when the node server serves it (hono's node adapter puts it in `c.env`). */
 export function nodeResponse(c: Context): { destroy(): void } | undefined {
   const env = c.env as { outgoing?: { destroy(): void } } | undefined;
@@ -106,8 +120,7 @@ export class SseAnswer {
 
   /** The answer to return from the route. */
   response(): Response {
-    return this.c.body(this.body, 200, {
-      "content-type": "text/event-stream",
+    return eventStreamAnswer(this.c, this.body, {
       "cache-control": "no-cache",
       connection: "keep-alive",
       // Proxies that buffer answers (nginx) pass this one on as it comes.

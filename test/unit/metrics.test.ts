@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
+import { eventStreamAnswer } from "../../src/gateway/sse.js";
 import { silentLogger } from "../../src/log.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
 import { type Harness, DEFAULT_TOOLS_OFF, harness, jsonOf } from "../support/project.js";
@@ -124,29 +125,38 @@ describe("GET /metrics", () => {
     await eventually(async () => expect(await streams()).toBe(0));
   });
 
-  it("leaves a plain answer as it is, never asking for its body (so @hono/node-server writes it without making a web Response)", async () => {
+  it("leaves an answer that is no event stream as it is, never asking for its headers or body (so @hono/node-server writes it without making web objects of it)", async () => {
     const runtime = { agentIds: () => ["main"], on: () => () => {} } as unknown as ConstructorParameters<typeof GatewayMetrics>[0];
     const metrics = new GatewayMetrics(runtime, silentLogger);
     const counting = metrics.countStreams();
-    let bodyAsked = 0;
+    const asked: string[] = [];
     const plain = {
       status: 200,
-      headers: new Headers({ "content-type": "application/json" }),
+      get headers() {
+        asked.push("headers");
+        return new Headers({ "content-type": "application/json" });
+      },
       get body() {
-        bodyAsked++;
+        asked.push("body");
         return new ReadableStream();
       },
     };
     const c = { res: plain } as unknown as Parameters<typeof counting>[0];
     await counting(c, async () => {});
-    expect(bodyAsked).toBe(0);
+    expect(asked).toEqual([]);
     expect(c.res).toBe(plain);
-    // An event stream is still wrapped to be counted.
-    const stream = new Response("data: x\n\n", { headers: { "content-type": "text/event-stream" } });
-    const s = { res: stream } as unknown as Parameters<typeof counting>[0];
-    await counting(s, async () => {});
-    expect(s.res).not.toBe(stream);
-    expect(await s.res.text()).toBe("data: x\n\n");
+    // An event stream its route made is still wrapped to be counted.
+    const s = {
+      body: (body: ReadableStream, status: number, headers: Record<string, string>) => new Response(body, { status, headers }),
+    } as unknown as Parameters<typeof counting>[0] & { res: Response };
+    let answered: Response | undefined;
+    await counting(s, async () => {
+      answered = s.res = eventStreamAnswer(s, new Response("data: x\n\n").body!, {});
+    });
+    const made = s.res;
+    expect(made).not.toBe(answered);
+    expect(made.headers.get("content-type")).toBe("text/event-stream");
+    expect(await made.text()).toBe("data: x\n\n");
   });
 
   it("loads prom-client with the first event, not before, and counts what happened while it loaded", async () => {
