@@ -5,7 +5,7 @@ import { type Logger, silentLogger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CHAT_ID, agentOfKey } from "../session/key.js";
 import { type Timer, realTimer } from "../signals.js";
-import { problemsLine } from "../validation.js";
+import { parseReporting, problemsLine } from "../validation.js";
 import { bearerAuth } from "./auth.js";
 import { chatAnswer, chatStream } from "./chat-stream.js";
 import { departureProbe } from "./departures.js";
@@ -130,7 +130,7 @@ export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
   const streams = { timer: opts.heartbeatTimer ?? realTimer, maxQueuedBytes: opts.streamQueueBytes ?? ANSWER_QUEUE_BYTES, logger };
 
   app.post("/v1/chat", async (c) => {
-    const body = chatBody.safeParse(await readJson(c.req.raw), { reportInput: true });
+    const body = parseReporting(chatBody, await readJson(c.req.raw));
     if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
     const input = {
       agentId: body.data.agent ?? runtime.defaultAgentId,

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { RequestError } from "../errors.js";
 import { DECISIONS, type PendingApproval, type PendingQuestion } from "../port/approvals.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { problemsLine } from "../validation.js";
+import { parseReporting, problemsLine } from "../validation.js";
 import { readJson } from "./read-json.js";
 
 /** `POST .../approvals/<id>`'s body. */
@@ -47,7 +47,7 @@ export function listApprovals(c: Context, runtime: Runtime, key: string): Respon
  * before is 409.
  */
 export async function decideApproval(c: Context, runtime: Runtime, key: string, id: string): Promise<Response> {
-  const body = decisionBody.safeParse(await readJson(c.req.raw), { reportInput: true });
+  const body = parseReporting(decisionBody, await readJson(c.req.raw));
   if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
   const outcome = runtime.approvals.decide(key, id, body.data.decision, clientOf(c));
   if (outcome.result === "unknown") throw new RequestError("not_found", `session ${key} has no approval request ${JSON.stringify(id)}`);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RequestError } from "../errors.js";
 import { IMAGE_LIMITS, type ImageInput, imageProblem } from "../runtime/turn/images.js";
-import { type PathPart, describeIssues, formatPath, jsonTypeOf, listProblems, quoted } from "../validation.js";
+import { parseReporting, type PathPart, describeIssues, formatPath, jsonTypeOf, listProblems, quoted } from "../validation.js";
 
 /**
  * Images in requests: `POST /v1/chat`'s `images` entries, and the content
@@ -43,7 +43,7 @@ export function fromOpenAIContent(content: unknown, at: readonly PathPart[]): { 
       );
       return;
     }
-    const parsed = schema.safeParse(part, { reportInput: true });
+    const parsed = parseReporting(schema, part);
     if (!parsed.success) {
       problems.push(...describeIssues(parsed.error, { prefix: [...at, i] }));
       return;

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { RequestError } from "../errors.js";
 import type { ToolEntry } from "../runtime/options.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { problemsLine } from "../validation.js";
+import { parseReporting, problemsLine } from "../validation.js";
 import { readJson } from "./read-json.js";
 
 /**
@@ -49,7 +49,7 @@ export function mountTools(app: Hono, runtime: Runtime, file: ToolSwitchFile | u
   app.put("/v1/tools/:name/state", async (c) => {
     const name = c.req.param("name");
     runtime.switchableTool(name);
-    const body = stateBody.safeParse(await readJson(c.req.raw), { reportInput: true });
+    const body = parseReporting(stateBody, await readJson(c.req.raw));
     if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
     const { enabled } = body.data;
     return switching.runExclusive(async () => {

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { ModelError } from "../errors.js";
-import { describeIssues } from "../validation.js";
+import { describeIssues, parseReporting } from "../validation.js";
 import { readText } from "./body.js";
 import { scrub } from "./http-errors.js";
 import { formatBytes } from "../bytes.js";
@@ -23,7 +23,7 @@ export function parseJsonText(modelName: string, text: string, what: string, sec
 }
 
 export function parseWire<S extends z.ZodType>(schema: S, value: unknown, modelName: string, what: string): z.output<S> {
-  const parsed = schema.safeParse(value, { reportInput: true });
+  const parsed = parseReporting(schema, value);
   if (parsed.success) return parsed.data;
   const problems = describeIssues(parsed.error).slice(0, 3).join("; ");
   throw new ModelError("bad_response", modelName, `${what} is not in the expected format: ${problems}`);

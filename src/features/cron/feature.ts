@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { RequestError } from "../../errors.js";
 import { isTransientKey, parseSessionKey } from "../../session/key.js";
-import { problemsLine } from "../../validation.js";
+import { parseReporting, problemsLine } from "../../validation.js";
 import { BUILT_IN_ORIGIN, defineFeature } from "../../port/feature.js";
 import { cronFromPicoclaw, cronSection, cronToolSection } from "./config.js";
 import { type NewJob, addJob, cronTool } from "./cron-tool.js";
@@ -107,7 +107,7 @@ export const cronFeature = defineFeature({
           method: "POST",
           path: "/v1/cron",
           handle: async (request) => {
-            const body = newJobBody.safeParse(request.json, { reportInput: true });
+            const body = parseReporting(newJobBody, request.json);
             if (!body.success) throw new RequestError("invalid_request", problemsLine(body.error));
             const { session_key, message, ...schedule } = body.data;
             const parts = parseSessionKey(session_key);

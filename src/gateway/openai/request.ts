@@ -3,7 +3,7 @@ import { RequestError } from "../../errors.js";
 import type { ImageInput } from "../../runtime/turn/images.js";
 import type { ConversationInput, Sampling, ToolSpec } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
-import { problemsLine } from "../../validation.js";
+import { parseReporting, problemsLine } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
 import { samplingFrom } from "./sampling.js";
 
@@ -119,7 +119,7 @@ function contentOf(m: Message, i: number): { text: string; images: ImageInput[] 
 
 /** The request read and checked; `400 invalid_request` naming the field otherwise. */
 export function readCompletionRequest(json: unknown, sessionHeader: string | undefined): CompletionRequest {
-  const parsed = body.safeParse(json, { reportInput: true });
+  const parsed = parseReporting(body, json);
   if (!parsed.success) throw new RequestError("invalid_request", problemsLine(parsed.error));
   const { model, messages, stream, stream_options, user } = parsed.data;
   const clientTools = (parsed.data.tools ?? []).map(

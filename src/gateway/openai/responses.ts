@@ -8,7 +8,7 @@ import type { ChatMessage, ConversationInput, MessageOutcome, Sampling, ToolCall
 import type { Runtime } from "../../runtime/runtime.js";
 import type { MessageEvent } from "../../runtime/streams/message-stream.js";
 import { joinSignals } from "../../signals.js";
-import { problemsLine } from "../../validation.js";
+import { parseReporting, problemsLine } from "../../validation.js";
 import { failureOf } from "../errors.js";
 import { readJson } from "../read-json.js";
 import { BoundedMap } from "../bounded-map.js";
@@ -246,7 +246,7 @@ export function mountResponses(app: Hono, runtime: Runtime, limits: ResponseLimi
   });
 
   app.post("/v1/responses", async (c) => {
-    const parsed = body.safeParse(await readJson(c.req.raw), { reportInput: true });
+    const parsed = parseReporting(body, await readJson(c.req.raw));
     if (!parsed.success) throw new RequestError("invalid_request", problemsLine(parsed.error));
     const data = parsed.data;
     if (!runtime.agentIds().includes(data.model)) throw modelNotFound(data.model);
