@@ -48,7 +48,7 @@ export class Cutoff extends EventEmitter {
 }
 
 /** Sends the request; resolves when the answer's status and headers have arrived. */
-export type Exchange = (url: string, headers: Record<string, string>, body: string, cutoff: Cutoff) => Promise<ModelAnswer>;
+export type Exchange = (url: string, headers: Record<string, string>, body: Buffer, cutoff: Cutoff) => Promise<ModelAnswer>;
 
 /**
  * The connections to model servers: at most MODEL_CONNECTIONS.perOrigin at
@@ -95,12 +95,13 @@ const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
  * One request over node:http(s), kept-alive connections pooled per origin.
  * `cutoff` destroys the request (and the answer being read) at once.
  */
-export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, "POST", headers, Buffer.from(body), cutoff, 0);
+export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, "POST", headers, body, cutoff, 0);
 
 /**
- * `body` as bytes, encoded once: its length is the content-length, and
- * node:http writes it beside the head as it is (a string body would be
- * joined to the head's text and that copy encoded on the write).
+ * `body` is bytes, encoded once (bodyBytes): its length is the
+ * content-length, and node:http writes it beside the head as it is (a
+ * string body would be joined to the head's text and that copy encoded on
+ * the write).
  */
 function post(url: string, method: string, headers: Record<string, string>, body: Buffer | undefined, cutoff: Cutoff, redirects: number): Promise<ModelAnswer> {
   if (cutoff.aborted) return Promise.reject(cutoff.reason);

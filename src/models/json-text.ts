@@ -23,19 +23,41 @@ export function jsonTextFor<K extends object>(cache: WeakMap<K, JsonText>, key: 
   return text;
 }
 
-/** The body as `JSON.stringify` writes it, with each top-level JsonText written as the text it holds. */
-export function bodyText(body: unknown): string {
-  if (body === null || typeof body !== "object" || Array.isArray(body) || body instanceof JsonText) return JSON.stringify(body);
-  const parts: string[] = [];
+/**
+ * The body's JSON in pieces that, joined, are what `JSON.stringify` writes
+ * (each top-level JsonText as the text it holds): `"key":` and its value's
+ * text, a `,` between entries, the braces around. A body that is no plain
+ * object is one piece.
+ */
+function bodyPieces(body: unknown): string[] {
+  if (body === null || typeof body !== "object" || Array.isArray(body) || body instanceof JsonText) return [JSON.stringify(body)];
+  const pieces: string[] = ["{"];
   for (const [key, value] of Object.entries(body)) {
     const text = value instanceof JsonText ? value.text : JSON.stringify(value);
     // As JSON.stringify: a key whose value has no JSON (undefined, a function) is left out.
-    if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
+    if (text === undefined) continue;
+    pieces.push(`${pieces.length > 1 ? "," : ""}${JSON.stringify(key)}:`, text);
   }
-  if (parts.length === 0) return "{}";
-  // The braces go into the first and last parts, so that the one join makes the whole body a flat string: a "{" and
-  // "}" added around it would make a string of three pieces, which its byte length and its write each flatten again.
-  parts[0] = `{${parts[0]}`;
-  parts[parts.length - 1] = `${parts[parts.length - 1]}}`;
-  return parts.join(",");
+  pieces.push("}");
+  return pieces;
+}
+
+/** The body as `JSON.stringify` writes it, with each top-level JsonText written as the text it holds. */
+export function bodyText(body: unknown): string {
+  return bodyPieces(body).join("");
+}
+
+/**
+ * `bodyText(body)` as UTF-8 bytes, each piece written straight into one
+ * buffer: no string of the whole body is made (the messages' and the
+ * tools' texts, most of a request, are copied once, into the bytes sent).
+ */
+export function bodyBytes(body: unknown): Buffer {
+  const pieces = bodyPieces(body);
+  let size = 0;
+  for (const piece of pieces) size += Buffer.byteLength(piece, "utf8");
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const piece of pieces) at += bytes.write(piece, at, "utf8");
+  return bytes;
 }

@@ -4,7 +4,7 @@ import { ResponseAssembler, makeCallId } from "./assembler.js";
 import { type Activity, readText } from "./body.js";
 import { Cutoff, type CutCause, type Exchange, type ModelAnswer, fetchExchange, nodeExchange } from "./exchange.js";
 import { detailOf, httpError, originOf, restate, retryAfterFromHeaders, transportError } from "./http-errors.js";
-import { bodyText } from "./json-text.js";
+import { bodyBytes } from "./json-text.js";
 import { ANSWER_LIMITS } from "./limits.js";
 import type { ModelDelta, ModelResponse } from "./provider.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type Sleep, decideRetry, realSleep } from "./retry.js";
@@ -114,7 +114,7 @@ export class ModelTransport {
 
   /** The attempts of one call, all under its limits (the turn's abort, max_duration). */
   private async sendWithin(wire: WireRequest, call: CallLimits, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    const body = bodyText(wire.body);
+    const body = bodyBytes(wire.body);
     for (let retries = 0; ; retries++) {
       call.throwIfStopped();
       const out = new ResponseAssembler(this.modelName, onDelta, this.callId);
@@ -134,7 +134,7 @@ export class ModelTransport {
     }
   }
 
-  private async attempt(wire: WireRequest, body: string, call: CallLimits, out: ResponseAssembler): Promise<ModelResponse> {
+  private async attempt(wire: WireRequest, body: Buffer, call: CallLimits, out: ResponseAssembler): Promise<ModelResponse> {
     const cutoff = call.attempt();
     const idleMs = this.timeouts.idleMs;
     const idle = new IdleLimit(idleMs, this.timer, () => cutoff.cut("request_timeout", new Error(`no answer within ${idleMs} ms`)));

@@ -1,12 +1,14 @@
 /**
  * A model request's body goes to the server as the bytes of its text,
- * encoded once (src/models/exchange.ts): the content-length the server
+ * encoded once, piece by piece (src/models/json-text.ts, exchange.ts): the
+ * bytes are JSON.stringify's text in UTF-8, the content-length the server
  * gets is the UTF-8 byte count, not the character count, and a redirect
  * that repeats the request (307) sends the same bytes again.
  */
 import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
 import { Cutoff, nodeExchange } from "../../src/models/exchange.js";
+import { JsonText, bodyBytes } from "../../src/models/json-text.js";
 import { listenForTest } from "../support/listen.js";
 
 describe("a model request's body on the wire", () => {
@@ -27,8 +29,9 @@ describe("a model request's body on the wire", () => {
       });
     });
     const origin = await listenForTest(server);
-    const body = JSON.stringify({ messages: [{ role: "user", content: "héllo — 你好 🙂".repeat(2000) }] });
-    const answer = await nodeExchange(`${origin}/first`, { "content-type": "application/json" }, body, new Cutoff());
+    const request = { messages: new JsonText(JSON.stringify([{ role: "user", content: "héllo — 你好 🙂".repeat(2000) }])), stream: true };
+    const body = JSON.stringify(request);
+    const answer = await nodeExchange(`${origin}/first`, { "content-type": "application/json" }, bodyBytes(request), new Cutoff());
     expect(answer.status).toBe(200);
     for await (const _ of answer.body) {
       // read to the end

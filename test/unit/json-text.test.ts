@@ -4,7 +4,7 @@
  * and a tool set's tools are serialized once however many calls send them.
  */
 import { describe, expect, it } from "vitest";
-import { JsonText, bodyText, jsonTextFor } from "../../src/models/json-text.js";
+import { JsonText, bodyBytes, bodyText, jsonTextFor } from "../../src/models/json-text.js";
 
 describe("request bodies with tools serialized once", () => {
   it("the body's text is JSON.stringify's, a JsonText written as the text it holds and keys without JSON left out", () => {
@@ -17,6 +17,12 @@ describe("request bodies with tools serialized once", () => {
     expect(bodyText({})).toBe("{}");
     expect(bodyText({ skipped: undefined })).toBe("{}");
     expect(bodyText({ one: new JsonText("[1]") })).toBe('{"one":[1]}');
+  });
+
+  it("the body's bytes are the UTF-8 of that text, written piece by piece (multi-byte characters and a lone surrogate too)", () => {
+    const tools = new JsonText(JSON.stringify([{ name: "é\ud800" }]));
+    const bodies: unknown[] = [{ model: "m", messages: new JsonText('[{"content":"你好 🙂"}]'), tools, skipped: undefined }, [1, "é"], {}, "plain"];
+    for (const body of bodies) expect(bodyBytes(body).equals(Buffer.from(JSON.stringify(body), "utf8"))).toBe(true);
   });
 
   it("a tool set's wire tools are made once per set, and again for another set", () => {
