@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { BoundedMap } from "./bounded-map.js";
 import { openAiErrorBody } from "./errors.js";
+import { markEventStream } from "./sse.js";
 
 /**
  * `Idempotency-Key` on the OpenAI-compatible POST routes: a client that
@@ -86,6 +87,8 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
       );
     }
     if (found?.state === "done") {
+      // A streamed answer replayed is an event stream too, counted while it is sent.
+      if (found.contentType.startsWith("text/event-stream")) markEventStream(c);
       return new Response(found.body, { status: found.status, headers: { "content-type": found.contentType, "idempotent-replayed": "true" } });
     }
     store.start(key);

@@ -8,6 +8,7 @@ import { limitBodies } from "./body-limit.js";
 import { jsonBodies } from "./content-type.js";
 import { readJson } from "./read-json.js";
 import { carriesBody } from "./refusal.js";
+import { markEventStream } from "./sse.js";
 
 /** A session key from the URL, checked (its form, not whether the session exists). */
 export function sessionKeyParam(raw: string): string {
@@ -60,6 +61,7 @@ export function mountFeatureRoutes(app: Hono, routes: readonly FeatureRoute[], o
       const status = (answer.status ?? 200) as ContentfulStatusCode;
       if ("jsonText" in answer) return c.body(answer.jsonText, status, { "content-type": "application/json" });
       if ("json" in answer) return c.json(answer.json as object, status);
+      if (answer.contentType.startsWith("text/event-stream")) markEventStream(c);
       return c.body(typeof answer.body === "string" ? answer.body : (answer.body as Uint8Array<ArrayBuffer>), status, {
         ...answer.headers,
         "content-type": answer.contentType,

@@ -25,8 +25,13 @@ export interface SseOptions {
 const eventStreams = new WeakSet<Context>();
 
 /** Says `c` is answered with an event stream (the metrics count its body while it is open). */
-export function eventStreamAnswer(c: Context, body: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
+export function markEventStream(c: Context): void {
   eventStreams.add(c);
+}
+
+/** `c`'s answer: `body` as an event stream, marked so. */
+export function eventStreamAnswer(c: Context, body: ReadableStream<Uint8Array>, headers: Record<string, string>): Response {
+  markEventStream(c);
   return c.body(body, 200, { ...headers, "content-type": "text/event-stream" });
 }
 

@@ -9,6 +9,19 @@ import { type Stats, lstatSync } from "node:fs";
 export const SETTLED_MS = 2000;
 
 /**
+ * A folder a value was read through (between a file and the workspace's
+ * root): what counts is only that it is still the same real folder, not
+ * its times, which change with anything made in it. Swapped for a link (a
+ * folder moved out and linked back) or for another folder, it differs.
+ */
+export interface Through {
+  through: string;
+}
+
+/** What a value depends on: a path whose lstat must be unchanged, or a folder it was read through. */
+export type Watched = string | Through;
+
+/**
  * What `absolute` itself looks like (a symlink is not followed): "-" when
  * nothing is there, undefined when it cannot be trusted (a symlink, whose
  * target can change without it; a change at or after `before`). Synchronous
@@ -16,15 +29,17 @@ export const SETTLED_MS = 2000;
  * same call through libuv's thread pool costs tens of microseconds of this
  * thread's time, and these are asked on every turn.
  */
-function stamp(absolute: string, before: number): string | undefined {
+function stamp(watched: Watched, before: number): string | undefined {
+  const folder = typeof watched !== "string";
   let stat: Stats | undefined;
   try {
-    stat = lstatSync(absolute, { throwIfNoEntry: false });
+    stat = lstatSync(folder ? watched.through : watched, { throwIfNoEntry: false });
   } catch {
     return undefined;
   }
   if (stat === undefined) return "-";
   if (stat.isSymbolicLink()) return undefined;
+  if (folder) return stat.isDirectory() ? `d${stat.dev}:${stat.ino}` : `f${stat.dev}:${stat.ino}`;
   // Times as float milliseconds (a fraction of a microsecond apart at today's dates; no BigInts to make on every turn):
   // what changed within SETTLED_MS is never trusted, so two changes a stamp cannot tell apart are not kept as one.
   if (Math.max(stat.mtimeMs, stat.ctimeMs) >= before) return undefined;
@@ -32,7 +47,7 @@ function stamp(absolute: string, before: number): string | undefined {
 }
 
 /** The stamps of all `paths`, or undefined when one cannot be trusted. */
-function fingerprint(paths: readonly string[], before: number): string | undefined {
+function fingerprint(paths: readonly Watched[], before: number): string | undefined {
   const stamps: string[] = [];
   for (const file of paths) {
     const one = stamp(file, before);
@@ -50,12 +65,12 @@ function fingerprint(paths: readonly string[], before: number): string | undefin
  * when any path's lstat (inode, size, mtime, ctime) differs from when it
  * was read. A value whose paths changed while it was read, or in the
  * SETTLED_MS before, is not kept: the next ask reads again. A missing
- * path's stamp has no times, so a file's own path, not its folders', is
- * what a value read from it names: a folder's times change with anything
- * made beside the file. So an edit is seen by the next ask, as when every
- * ask read the files, at the cost of a few lstat calls instead of opens
- * (and an error for each missing file). At most `maxEntries` values are
- * kept (past it the cache starts again).
+ * path's stamp has no times; the folders a file was read through are
+ * named as `Through`, by what they are and not by their times, which
+ * change with anything made beside the file. So an edit is seen by the
+ * next ask, as when every ask read the files, at the cost of a few lstat
+ * calls instead of opens (and an error for each missing file). At most
+ * `maxEntries` values are kept (past it the cache starts again).
  */
 export class ChangeCache<T> {
   private readonly entries = new Map<string, { fingerprint: string; value: T }>();
@@ -66,7 +81,7 @@ export class ChangeCache<T> {
   ) {}
 
   /** The value for `key`: the one kept while `paths(value)` are unchanged, else `read()`. */
-  async get(key: string, paths: (value: T) => readonly string[], read: () => Promise<T>): Promise<T> {
+  async get(key: string, paths: (value: T) => readonly Watched[], read: () => Promise<T>): Promise<T> {
     const known = this.entries.get(key);
     if (known && fingerprint(paths(known.value), this.now() - SETTLED_MS) === known.fingerprint) return known.value;
     const started = this.now();

@@ -18,12 +18,14 @@ function setup(now: () => number = LATER) {
   const root = tempDir();
   const reads: string[] = [];
   const cache = new ChangeCache<string | undefined>(100, now);
-  /** A file under root, as the prompt files ask for it: by its own path. */
+  /** A file under root, as the prompt files ask for it: the file, and the folders up to root it is read through. */
   const get = (name: string) => {
     const file = path.join(root, name);
+    const through: { through: string }[] = [];
+    for (let dir = path.dirname(file); dir.startsWith(root); dir = path.dirname(dir)) through.push({ through: dir });
     return cache.get(
       file,
-      () => [file],
+      () => [file, ...through],
       async () => {
         reads.push(name);
         try {
@@ -57,12 +59,14 @@ describe("the cache of values read from workspace files", () => {
     expect(await get("memory/MEMORY.md")).toBeUndefined();
     expect(await get("memory/MEMORY.md")).toBeUndefined();
     expect(reads).toEqual(["memory/MEMORY.md"]);
+    // The folder made: looked for once more (the folder it is read through is new), then not again.
     mkdirSync(path.join(root, "memory"));
     expect(await get("memory/MEMORY.md")).toBeUndefined();
-    expect(reads).toEqual(["memory/MEMORY.md"]);
+    expect(await get("memory/MEMORY.md")).toBeUndefined();
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md"]);
     writeFileSync(path.join(root, "memory", "MEMORY.md"), "- met on Monday");
     expect(await get("memory/MEMORY.md")).toBe("- met on Monday");
-    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md"]);
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md", "memory/MEMORY.md"]);
   });
 
   it("a missing prompt file is looked for once even in a folder changed a moment ago (a workspace just made, a file just written beside it)", async () => {
@@ -80,8 +84,8 @@ describe("the cache of values read from workspace files", () => {
     expect(await get("SOUL.md")).toBe("Be kind.");
   });
 
-  it("a prompt file reached through a folder swapped for a symlink is read again (and what the swap hides is not kept)", async () => {
-    const { root, get } = setup();
+  it("a prompt file reached through a folder swapped for a symlink to elsewhere is read again", async () => {
+    const { root, reads, get } = setup();
     mkdirSync(path.join(root, "memory"));
     writeFileSync(path.join(root, "memory", "MEMORY.md"), "mine");
     touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
@@ -91,8 +95,24 @@ describe("the cache of values read from workspace files", () => {
     touch(path.join(elsewhere, "MEMORY.md"), 1_000_000);
     renameSync(path.join(root, "memory"), path.join(root, "old-memory"));
     symlinkSync(elsewhere, path.join(root, "memory"));
-    // This test's reader follows links (the workspace's does not): what matters is that the swap is noticed.
+    // This test's reader follows links (the workspace's refuses them): what matters is that the swap is noticed.
     expect(await get("memory/MEMORY.md")).toBe("theirs");
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md"]);
+  });
+
+  it("a folder moved out of the workspace and linked back, the same file in it, is not trusted: the file is read again", async () => {
+    const { root, reads, get } = setup();
+    mkdirSync(path.join(root, "memory"));
+    writeFileSync(path.join(root, "memory", "MEMORY.md"), "note");
+    touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
+    expect(await get("memory/MEMORY.md")).toBe("note");
+    const outside = path.join(tempDir(), "memory");
+    renameSync(path.join(root, "memory"), outside);
+    symlinkSync(outside, path.join(root, "memory"));
+    // The file's own stamp is unchanged (a move keeps its inode and times); the folder it is read through is a link now.
+    await get("memory/MEMORY.md");
+    await get("memory/MEMORY.md");
+    expect(reads).toEqual(["memory/MEMORY.md", "memory/MEMORY.md", "memory/MEMORY.md"]);
   });
 
   it("an unchanged prompt file is read once; an edit in place (same size) is read at the next ask", async () => {

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
+import type { Feature } from "../../src/port/feature.js";
 import { eventStreamAnswer } from "../../src/gateway/sse.js";
 import { silentLogger } from "../../src/log.js";
 import { defineTool, toolResult } from "../../src/tools/tool.js";
@@ -122,6 +123,28 @@ describe("GET /metrics", () => {
     await streamed.until("turn.end");
     await eventually(async () => expect(await streams()).toBe(1));
     events.close();
+    await eventually(async () => expect(await streams()).toBe(0));
+  });
+
+  it("counts a feature route's text/event-stream answer while it is unread, and a JSON one not at all", async () => {
+    const feed: Feature = {
+      name: "feed",
+      setup: () => ({
+        routes: [
+          { method: "GET", path: "/feed/events", auth: "none", handle: () => ({ body: "data: one\n\n", contentType: "text/event-stream" }) },
+          { method: "GET", path: "/feed/json", auth: "none", handle: () => ({ json: { ok: true } }) },
+        ],
+      }),
+    };
+    const h = harness({ tools: testTools, config: { tools: DEFAULT_TOOLS_OFF }, features: [feed] });
+    const streams = async () => parsePrometheus((await scrape(h)).text).value("picoclaw_sse_streams_open");
+    const plain = await h.request("/feed/json");
+    expect(await streams()).toBe(0);
+    expect(await plain.json()).toEqual({ ok: true });
+    const events = await h.request("/feed/events");
+    expect(events.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await streams()).toBe(1);
+    expect(await events.text()).toBe("data: one\n\n");
     await eventually(async () => expect(await streams()).toBe(0));
   });
 

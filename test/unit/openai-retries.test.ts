@@ -10,7 +10,8 @@
 import { describe, expect, it } from "vitest";
 import { harness, jsonOf } from "../support/project.js";
 import { WireModel, wireConfig } from "../support/wire-model.js";
-import { waitFor, within } from "../support/wait.js";
+import { eventually, waitFor, within } from "../support/wait.js";
+import { parsePrometheus } from "../support/prometheus.js";
 
 function gateway() {
   const model = new WireModel();
@@ -74,6 +75,21 @@ describe("Idempotency-Key on POST /v1/chat/completions", () => {
     expect(replay.headers.get("content-type")).toMatch(/^text\/event-stream/);
     expect(await replay.text()).toBe(text);
     expect(turns).toHaveLength(1);
+  });
+
+  it("a streamed answer's replay is an open event stream to the metrics until it is read", async () => {
+    const { h, model, post } = gateway();
+    const open = async () => parsePrometheus(await (await h.request("/metrics")).text()).value("picoclaw_sse_streams_open");
+    const first = post({ stream: true }, "counted");
+    (await model.call(1)).text("streamed");
+    model.calls[0]!.finish();
+    await (await first).text();
+    expect(await open()).toBe(0);
+    const replay = await post({ stream: true }, "counted");
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await open()).toBe(1);
+    await replay.text();
+    await eventually(async () => expect(await open()).toBe(0));
   });
 
   it("a first request whose client left before the answer is forgotten: the retry runs", async () => {

@@ -1,9 +1,10 @@
+import path from "node:path";
 import { cutToBytes } from "../../bytes.js";
 import { defineFeature } from "../../port/feature.js";
 import type { PromptSection } from "../../port/prompt.js";
 import type { Workspace } from "../../workspace/workspace.js";
 import { promptFilesSection } from "./config.js";
-import { ChangeCache } from "../../workspace/change-cache.js";
+import { ChangeCache, type Watched } from "../../workspace/change-cache.js";
 
 const SECTION = "agents.defaults.prompt_files";
 
@@ -13,9 +14,10 @@ const SECTION = "agents.defaults.prompt_files";
  * `## IDENTITY.md` (each headed by its name), then `# Memory` with
  * memory/MEMORY.md. A missing file adds nothing; each is cut to
  * `max_bytes`. Read through the agent's workspace (a symlink out is not
- * followed) when they may have changed (the file's lstat changed:
- * change-cache.ts), so an edit shows in the next turn; the text changes
- * only when a file does, so prompt caching keeps hitting.
+ * followed) when they may have changed (the file's lstat changed, or a
+ * folder on its way is no longer the same real folder: change-cache.ts),
+ * so an edit shows in the next turn; the text changes only when a file
+ * does, so prompt caching keeps hitting.
  */
 export const promptFilesFeature = defineFeature({
   name: "prompt-files",
@@ -28,13 +30,14 @@ export const promptFilesFeature = defineFeature({
     const files = new ChangeCache<string | undefined>(1024);
     const cached = (workspace: Workspace, name: string) => {
       const absolute = workspace.locate(name);
-      // The file's own lstat is all a value depends on: a file made where it was missing, replaced by a rename,
-      // or reached through a folder swapped for a link has another stamp. Its folders' times are not asked: they
-      // change whenever anything beside the file does (the workspace made at start, a tool writing a file), and a
-      // folder changed in the last SETTLED_MS would have every turn look for the missing files again.
+      // The file's own lstat, and that each folder it is read through is still the same real folder: a file made
+      // where it was missing, edited, renamed over, or reached through a folder swapped for a link differs. The
+      // folders' times are not asked: they change whenever anything beside the file does (the workspace made at
+      // start, a tool writing a file), and a folder changed in the last SETTLED_MS would have every turn look for
+      // the missing files again.
       return files.get(
         absolute,
-        () => [absolute],
+        () => watched(absolute, workspace.root),
         () => readText(workspace, name, max_bytes),
       );
     };
@@ -58,6 +61,16 @@ export const promptFilesFeature = defineFeature({
     };
   },
 });
+
+/** The file, and each folder from it up to the workspace's root as a folder it is read through. */
+function watched(absolute: string, root: string): Watched[] {
+  const paths: Watched[] = [absolute];
+  for (let dir = path.dirname(absolute); dir.startsWith(root); dir = path.dirname(dir)) {
+    paths.push({ through: dir });
+    if (dir === root || path.dirname(dir) === dir) break;
+  }
+  return paths;
+}
 
 /** A text file of the workspace, cut at a line to `maxBytes` (saying so), or undefined when missing. */
 async function readText(workspace: Workspace, name: string, maxBytes: number): Promise<string | undefined> {
