@@ -56,7 +56,8 @@ export function bodyBytes(body: unknown): Buffer {
   const pieces = bodyPieces(body);
   let size = 0;
   for (const piece of pieces) size += Buffer.byteLength(piece, "utf8");
-  const bytes = Buffer.allocUnsafe(size);
+  // Its own memory, never a slice of Node's shared pool: a fetch given it (an embedder's) may read `.buffer` whole.
+  const bytes = Buffer.allocUnsafeSlow(size);
   let at = 0;
   for (const piece of pieces) at += bytes.write(piece, at, "utf8");
   return bytes;

@@ -23,6 +23,10 @@ describe("request bodies with tools serialized once", () => {
     const tools = new JsonText(JSON.stringify([{ name: "é\ud800" }]));
     const bodies: unknown[] = [{ model: "m", messages: new JsonText('[{"content":"你好 🙂"}]'), tools, skipped: undefined }, [1, "é"], {}, "plain"];
     for (const body of bodies) expect(bodyBytes(body).equals(Buffer.from(JSON.stringify(body), "utf8"))).toBe(true);
+    // Its own memory: a small body is no view into Node's shared pool, so a fetch that reads `.buffer` reads the body alone.
+    const small = bodyBytes({ a: 1 });
+    expect(small.byteOffset).toBe(0);
+    expect(small.buffer.byteLength).toBe(small.length);
   });
 
   it("a tool set's wire tools are made once per set, and again for another set", () => {
