@@ -19,7 +19,7 @@ describe("request bodies with tools serialized once", () => {
     expect(bodyText({ one: new JsonText("[1]") })).toBe('{"one":[1]}');
   });
 
-  it("the body's bytes are the UTF-8 of that text, written piece by piece (multi-byte characters, an escaped lone surrogate)", () => {
+  it("the body's bytes are the UTF-8 of that text, written piece by piece (multi-byte characters, an escaped lone surrogate) into memory of their own", () => {
     const tools = new JsonText(JSON.stringify([{ name: "é\ud800" }]));
     const bodies: unknown[] = [{ model: "m", messages: new JsonText('[{"content":"你好 🙂"}]'), tools, skipped: undefined }, [1, "é"], {}, "plain"];
     for (const body of bodies) expect(bodyBytes(body).equals(Buffer.from(JSON.stringify(body), "utf8"))).toBe(true);
