@@ -3,7 +3,7 @@
  * agent's tool set, the same in every call (often most of the body's
  * bytes), are serialized once per set instead of once per call.
  * `JSON.stringify` of a body that holds one still gives the same text, only
- * slower (toJSON parses it back); `bodyText` writes it as it is.
+ * slower (toJSON parses it back); `bodyBytes` writes it as it is.
  */
 export class JsonText {
   constructor(readonly text: string) {}
@@ -42,13 +42,9 @@ function bodyPieces(body: unknown): string[] {
   return pieces;
 }
 
-/** The body as `JSON.stringify` writes it, with each top-level JsonText written as the text it holds. */
-export function bodyText(body: unknown): string {
-  return bodyPieces(body).join("");
-}
-
 /**
- * `bodyText(body)` as UTF-8 bytes, each piece written straight into one
+ * The body as `JSON.stringify` writes it (each top-level JsonText as the
+ * text it holds), in UTF-8 bytes, each piece written straight into one
  * buffer: no string of the whole body is made (the messages' and the
  * tools' texts, most of a request, are copied once, into the bytes sent).
  */

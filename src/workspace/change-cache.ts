@@ -22,9 +22,10 @@ export interface Through {
 export type Watched = string | Through;
 
 /**
- * What `absolute` itself looks like (a symlink is not followed): "-" when
- * nothing is there, undefined when it cannot be trusted (a symlink, whose
- * target can change without it; a change at or after `before`). Synchronous
+ * What a watched path itself looks like (a symlink is not followed): "-"
+ * when nothing is there, undefined when it cannot be trusted (a symlink,
+ * whose target can change without it; a file's change at or after
+ * `before`); a folder read through by its kind and inode alone. Synchronous
  * on purpose: one lstat of a local file takes a microsecond or two, where the
  * same call through libuv's thread pool costs tens of microseconds of this
  * thread's time, and these are asked on every turn.

@@ -42,6 +42,13 @@ function setup(now: () => number = LATER) {
 /** Gives a file or folder times of its own, as a later edit would (the kernel's stamps are coarse). */
 const touch = (file: string, seconds: number) => utimesSync(file, seconds, seconds);
 
+/** memory/MEMORY.md under root, holding `text`, with times long past. */
+function settledMemory(root: string, text: string): void {
+  mkdirSync(path.join(root, "memory"));
+  writeFileSync(path.join(root, "memory", "MEMORY.md"), text);
+  touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
+}
+
 describe("the cache of values read from workspace files", () => {
   it("a missing prompt file is not opened again until it is made; it is then read", async () => {
     const { root, reads, get } = setup();
@@ -86,9 +93,7 @@ describe("the cache of values read from workspace files", () => {
 
   it("a prompt file reached through a folder swapped for a symlink to elsewhere is read again", async () => {
     const { root, reads, get } = setup();
-    mkdirSync(path.join(root, "memory"));
-    writeFileSync(path.join(root, "memory", "MEMORY.md"), "mine");
-    touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
+    settledMemory(root, "mine");
     expect(await get("memory/MEMORY.md")).toBe("mine");
     const elsewhere = tempDir();
     writeFileSync(path.join(elsewhere, "MEMORY.md"), "theirs");
@@ -102,9 +107,7 @@ describe("the cache of values read from workspace files", () => {
 
   it("a folder moved out of the workspace and linked back, the same file in it, is not trusted: the file is read again", async () => {
     const { root, reads, get } = setup();
-    mkdirSync(path.join(root, "memory"));
-    writeFileSync(path.join(root, "memory", "MEMORY.md"), "note");
-    touch(path.join(root, "memory", "MEMORY.md"), 1_000_000);
+    settledMemory(root, "note");
     expect(await get("memory/MEMORY.md")).toBe("note");
     const outside = path.join(tempDir(), "memory");
     renameSync(path.join(root, "memory"), outside);

@@ -4,7 +4,10 @@
  * and a tool set's tools are serialized once however many calls send them.
  */
 import { describe, expect, it } from "vitest";
-import { JsonText, bodyBytes, bodyText, jsonTextFor } from "../../src/models/json-text.js";
+import { JsonText, bodyBytes, jsonTextFor } from "../../src/models/json-text.js";
+
+/** The body as it goes on the wire, read back as text. */
+const bodyText = (body: unknown) => bodyBytes(body).toString("utf8");
 
 describe("request bodies with tools serialized once", () => {
   it("the body's text is JSON.stringify's, a JsonText written as the text it holds and keys without JSON left out", () => {

@@ -5,10 +5,13 @@
  * are serialized again.
  */
 import { describe, expect, it } from "vitest";
-import { bodyText } from "../../src/models/json-text.js";
+import { bodyBytes } from "../../src/models/json-text.js";
 import type { ChatMessage } from "../../src/models/message.js";
 import { toWire } from "../../src/models/openai.js";
 import { RequestMemo } from "../../src/models/request-memo.js";
+
+/** The body as it goes on the wire, read back as text. */
+const bodyText = (body: unknown) => bodyBytes(body).toString("utf8");
 
 const history: ChatMessage[] = [
   { role: "system", content: "You are a test." },
