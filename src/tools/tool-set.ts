@@ -3,7 +3,7 @@ import { z } from "zod";
 import { abortReason, messageOf } from "../errors.js";
 import type { ToolCall, ToolSpec } from "../models/message.js";
 import { joinSignals } from "../signals.js";
-import { problemsLine } from "../validation.js";
+import { parseReporting, problemsLine } from "../validation.js";
 import { type ApprovalGate, NOBODY_TO_ASK } from "./approval.js";
 import type { AnyTool } from "./registry.js";
 import { type Redact, noRedaction } from "./redact.js";
@@ -179,7 +179,7 @@ export class ToolSet {
       return toolResult.error(`invalid arguments for tool "${tool.name}": not valid JSON (${messageOf(error)})`);
     }
     if (!tool.validatesOwnArguments) {
-      const parsed = tool.parameters.safeParse(args, { reportInput: true });
+      const parsed = parseReporting(tool.parameters, args);
       if (!parsed.success) {
         return toolResult.error(`invalid arguments for tool "${tool.name}": ${problemsLine(parsed.error)}`);
       }
