@@ -88,6 +88,40 @@ describe("prompt sections", () => {
     await runtime.close();
   });
 
+  it("sections are read side by side: a slow one does not hold back the next one's read, and the order stays the features'", async () => {
+    let release: (() => void) | undefined;
+    const order: string[] = [];
+    const slow: Feature = {
+      name: "slow",
+      setup: () => ({
+        prompt: [
+          {
+            name: "slow",
+            maxBytes: 100,
+            text: async () => {
+              order.push("slow asked");
+              await new Promise<void>((resolve) => {
+                release = resolve;
+              });
+              return "Slow part.";
+            },
+          },
+        ],
+      }),
+    };
+    const quick = section("quick", 100, () => {
+      order.push("quick asked");
+      return "Quick part.";
+    });
+    const { runtime, systemOfTurn } = runtimeWith([slow, quick]);
+    const system = systemOfTurn("hello");
+    await waitFor("both sections to be asked", () => order.length === 2);
+    expect(order).toEqual(["slow asked", "quick asked"]);
+    release!();
+    expect(await system).toBe("You are the body.\n\nSlow part.\n\nQuick part.");
+    await runtime.close();
+  });
+
   it("a section that never answers is ended by the turn's deadline, like the rest of the turn", async () => {
     const timers = new ManualTimers();
     let asked: AbortSignal | undefined;

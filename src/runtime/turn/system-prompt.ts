@@ -21,20 +21,43 @@ export class SystemPrompt {
 
   async for(agent: AgentDefinition, sessionKey: string, signal: AbortSignal): Promise<string> {
     if (this.sections.length === 0) return agent.prompt;
-    const parts = agent.prompt === "" ? [] : [agent.prompt];
-    for (const section of this.sections) {
-      let text: string | undefined;
-      try {
-        // A section that ignores its signal does not hold the turn past its deadline or /stop.
-        text = await untilAborted(section.text({ agent, sessionKey, signal }), signal);
-      } catch (error) {
-        if (signal.aborted) throw abortReason(signal);
-        this.logger.warn(`prompt section "${section.name}" failed for ${sessionKey}, left out of this turn: ${messageOf(error)}`);
-        continue;
-      }
-      if (text !== undefined && text.trim() !== "") parts.push(bounded(section, text.trim()));
+    // The sections are read side by side (each reads its own files) and waited for together: one listener on the
+    // turn's signal, not one a section, so a section that ignores its signal still does not hold the turn past its
+    // deadline or /stop. A section that fails is left out; the others keep their order.
+    const texts = this.sections.map((section) => settle(() => section.text({ agent, sessionKey, signal })));
+    let settled: Settled[];
+    try {
+      settled = await untilAborted(Promise.all(texts), signal);
+    } catch (error) {
+      throw signal.aborted ? abortReason(signal) : error;
     }
+    // A section that gave up because the turn was aborted is no failure to warn of: the turn ends.
+    if (signal.aborted) throw abortReason(signal);
+    const parts = agent.prompt === "" ? [] : [agent.prompt];
+    this.sections.forEach((section, i) => {
+      const outcome = settled[i]!;
+      if ("error" in outcome) {
+        this.logger.warn(`prompt section "${section.name}" failed for ${sessionKey}, left out of this turn: ${messageOf(outcome.error)}`);
+        return;
+      }
+      const text = outcome.text;
+      if (text !== undefined && text.trim() !== "") parts.push(bounded(section, text.trim()));
+    });
     return parts.join("\n\n");
+  }
+}
+
+type Settled = { text: string | undefined } | { error: unknown };
+
+/** What a section gave, or why it failed (thrown at once or rejected), never a rejection. */
+function settle(read: () => Promise<string | undefined> | string | undefined): Promise<Settled> {
+  try {
+    return Promise.resolve(read()).then(
+      (text) => ({ text }),
+      (error: unknown) => ({ error }),
+    );
+  } catch (error) {
+    return Promise.resolve({ error });
   }
 }
 
