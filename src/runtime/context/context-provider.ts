@@ -45,6 +45,9 @@ export class ContextFitter {
   }
 }
 
+/** What a call sends: fitted, or the request whole (whose exchanges, all kept, are not split out unless needed). */
+type Sent = Omit<Fitted, "kept"> & { kept?: ChatMessage[][] };
+
 class FittedProvider implements ModelProvider {
   readonly name: string;
   /** The summary this turn made: it stands for the first `replaces` exchanges of the history. */
@@ -62,12 +65,19 @@ class FittedProvider implements ModelProvider {
   }
 
   async chat(request: ModelRequest, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
-    let parts = this.withSummary(splitRequest(request.messages));
-    let fitted = this.fit(parts, request);
-    if (this.summarize && !this.summaryTried && fitted.dropped.length > 0) {
-      this.summaryTried = true;
-      parts = await this.summarise(parts, fitted, request.signal);
-      fitted = this.fit(parts, request);
+    // Most requests fit whole: then nothing is split or fitted (one pass over the messages), and the
+    // parts are made only if the provider says the request was too long after all.
+    let parts: RequestParts | undefined;
+    let fitted: Sent | undefined = this.whole(request);
+    if (!fitted) {
+      parts = this.withSummary(splitRequest(request.messages));
+      let full = this.fit(parts, request);
+      if (this.summarize && !this.summaryTried && full.dropped.length > 0) {
+        this.summaryTried = true;
+        parts = await this.summarise(parts, full, request.signal);
+        full = this.fit(parts, request);
+      }
+      fitted = full;
     }
     try {
       return await this.send(request, fitted, onDelta);
@@ -81,10 +91,23 @@ class FittedProvider implements ModelProvider {
       const sent = estimateTokens(fitted.messages, ratio) + toolTokens(request.tools, ratio);
       const limit = overflow.limitTokens;
       this.gauge.overflowed(this.name, sent, limit === undefined ? undefined : limit - Math.min(this.answer, Math.floor(limit / 4)));
-      const retry = this.fit(parts, request, Math.floor(fitted.kept.length / 2));
-      if (retry.kept.length >= fitted.kept.length) throw error;
+      parts ??= splitRequest(request.messages);
+      const kept = fitted.kept ?? parts.exchanges;
+      const retry = this.fit(parts, request, Math.floor(kept.length / 2));
+      if (retry.kept.length >= kept.length) throw error;
       return this.send(request, retry, onDelta);
     }
+  }
+
+  /**
+   * The request as it is when all of it fits the budget (what fitRequest would keep, found without splitting it:
+   * every message is in exactly one part, and the estimate adds up message by message); no summary stands in.
+   */
+  private whole(request: ModelRequest): Sent | undefined {
+    if (this.summary) return undefined;
+    const ratio = this.gauge.charsPerToken(this.name);
+    const tokens = toolTokens(request.tools, ratio) + estimateTokens(request.messages, ratio);
+    return tokens <= this.budget() ? { messages: request.messages, dropped: [], tokens } : undefined;
   }
 
   private budget(): number {
@@ -97,7 +120,7 @@ class FittedProvider implements ModelProvider {
     return fitRequest(parts, request.tools, this.budget(), this.gauge.charsPerToken(this.name), keepAtMost, whole);
   }
 
-  private async send(request: ModelRequest, fitted: Fitted, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
+  private async send(request: ModelRequest, fitted: Pick<Fitted, "messages">, onDelta?: (delta: ModelDelta) => void): Promise<ModelResponse> {
     const response = await this.inner.chat({ ...request, messages: fitted.messages }, onDelta);
     // The whole prompt: a cached part counts as much as any (Usage).
     const input = response.usage ? promptTokensOf(response.usage) : 0;
