@@ -4,6 +4,8 @@ import type { AgentDefinition } from "../agents/agent.js";
  * A section a feature adds to the system prompt of every turn, after the
  * AGENT.md body: the skills an agent has, its memory, its workspace's
  * files. Sections come in the order of the features, each under a bound.
+ * A turn asks every section for its text at once and waits for them
+ * together, so a section must not count on another having been asked first.
  *
  * A provider's prompt caching hits only while the prompt stays the same,
  * so a section's text must change only when what it shows changes: no
