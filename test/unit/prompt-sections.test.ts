@@ -8,14 +8,14 @@ import { describe, expect, it } from "vitest";
 import { readAgent } from "../../src/agents/catalog.js";
 import { builtinConfigSchema } from "../../src/house.js";
 import type { Feature } from "../../src/port/feature.js";
-import { MAX_SECTION_BYTES } from "../../src/port/prompt.js";
+import { MAX_SECTION_BYTES, type PromptSection } from "../../src/port/prompt.js";
 import { Runtime } from "../../src/runtime/runtime.js";
 import { ControlledModel, single } from "../support/controlled-model.js";
 import { recordingLogger } from "../support/project.js";
 import { ManualTimers } from "../support/timers.js";
 import { waitFor } from "../support/wait.js";
 
-const section = (name: string, maxBytes: number, text: () => string | undefined): Feature => ({
+const section = (name: string, maxBytes: number, text: PromptSection["text"]): Feature => ({
   name,
   setup: () => ({ prompt: [{ name, maxBytes, text }] }),
 });
@@ -68,20 +68,9 @@ describe("prompt sections", () => {
   });
 
   it("a section that fails is left out of that turn with a warning; the turn is answered", async () => {
-    const broken: Feature = {
-      name: "broken",
-      setup: () => ({
-        prompt: [
-          {
-            name: "broken",
-            maxBytes: 100,
-            text: () => {
-              throw new Error("disk gone");
-            },
-          },
-        ],
-      }),
-    };
+    const broken = section("broken", 100, () => {
+      throw new Error("disk gone");
+    });
     const { runtime, logger, systemOfTurn } = runtimeWith([broken, section("after", 100, () => "After it.")]);
     expect(await systemOfTurn("hello")).toBe("You are the body.\n\nAfter it.");
     expect(logger.lines).toContainEqual({ level: "warn", message: 'prompt section "broken" failed for agent:main:http:s, left out of this turn: disk gone' });
@@ -91,24 +80,13 @@ describe("prompt sections", () => {
   it("sections are read side by side: a slow one does not hold back the next one's read, and the order stays the features'", async () => {
     let release: (() => void) | undefined;
     const order: string[] = [];
-    const slow: Feature = {
-      name: "slow",
-      setup: () => ({
-        prompt: [
-          {
-            name: "slow",
-            maxBytes: 100,
-            text: async () => {
-              order.push("slow asked");
-              await new Promise<void>((resolve) => {
-                release = resolve;
-              });
-              return "Slow part.";
-            },
-          },
-        ],
-      }),
-    };
+    const slow = section("slow", 100, async () => {
+      order.push("slow asked");
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return "Slow part.";
+    });
     const quick = section("quick", 100, () => {
       order.push("quick asked");
       return "Quick part.";
@@ -125,21 +103,10 @@ describe("prompt sections", () => {
   it("a section that never answers is ended by the turn's deadline, like the rest of the turn", async () => {
     const timers = new ManualTimers();
     let asked: AbortSignal | undefined;
-    const hanging: Feature = {
-      name: "hanging",
-      setup: () => ({
-        prompt: [
-          {
-            name: "hanging",
-            maxBytes: 100,
-            text: ({ signal }) => {
-              asked = signal;
-              return new Promise<string>(() => {});
-            },
-          },
-        ],
-      }),
-    };
+    const hanging = section("hanging", 100, ({ signal }) => {
+      asked = signal;
+      return new Promise<string>(() => {});
+    });
     const { runtime } = runtimeWith([hanging], timers);
     const turn = runtime.handleMessage({ agentId: "main", channel: "http", chatId: "s", text: "hello" });
     await waitFor("the section to be asked for its text", () => asked !== undefined);
