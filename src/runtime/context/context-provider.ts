@@ -53,6 +53,8 @@ class FittedProvider implements ModelProvider {
   /** The summary this turn made: it stands for the first `replaces` exchanges of the history. */
   private summary: { replaces: number; exchange: ChatMessage[] } | undefined;
   private summaryTried = false;
+  /** A request of this turn did not fit whole: its later ones, only longer, are fitted at once (no pass over them for nothing). */
+  private overWhole = false;
 
   constructor(
     private readonly inner: ModelProvider,
@@ -104,10 +106,12 @@ class FittedProvider implements ModelProvider {
    * every message is in exactly one part, and the estimate adds up message by message); no summary stands in.
    */
   private whole(request: ModelRequest): Sent | undefined {
-    if (this.summary) return undefined;
+    if (this.summary || this.overWhole) return undefined;
     const ratio = this.gauge.charsPerToken(this.name);
     const tokens = toolTokens(request.tools, ratio) + estimateTokens(request.messages, ratio);
-    return tokens <= this.budget() ? { messages: request.messages, dropped: [], tokens } : undefined;
+    if (tokens <= this.budget()) return { messages: request.messages, dropped: [], tokens };
+    this.overWhole = true;
+    return undefined;
   }
 
   private budget(): number {
