@@ -25,12 +25,8 @@ export class SystemPrompt {
     // turn's signal, not one a section, so a section that ignores its signal still does not hold the turn past its
     // deadline or /stop. A section that fails is left out; the others keep their order.
     const texts = this.sections.map((section) => settle(() => section.text({ agent, sessionKey, signal })));
-    let settled: Settled[];
-    try {
-      settled = await untilAborted(Promise.all(texts), signal);
-    } catch (error) {
-      throw signal.aborted ? abortReason(signal) : error;
-    }
+    // Settled outcomes never reject: only the turn's abort ends the wait early (with its reason).
+    const settled = await untilAborted(Promise.all(texts), signal);
     // A section that gave up because the turn was aborted is no failure to warn of: the turn ends.
     if (signal.aborted) throw abortReason(signal);
     const parts = agent.prompt === "" ? [] : [agent.prompt];
