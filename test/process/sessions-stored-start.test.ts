@@ -14,9 +14,10 @@ const STORED = 10_000;
 /**
  * Loaded into the gateway with --import: counts the file system calls
  * naming a path in WATCH_DIR (the session folder), and on SIGUSR2 prints
- * how many there had been when the file FIRST_FILE was opened for writing
- * (start-up, and the first turn up to its write) and the heap's live bytes
- * after a full GC.
+ * how many there had been when the file FIRST_FILE was first opened, by
+ * either API (for writing: a missing file is looked for with a lstat, not
+ * opened), so start-up and the first turn up to its write, and the heap's
+ * live bytes after a full GC.
  */
 const COUNTING = `data:text/javascript,${encodeURIComponent(`
 import fs from "node:fs";
@@ -31,7 +32,7 @@ const wrap = (owner, name) => {
     const named = typeof file === "string" ? file : file instanceof URL ? file.pathname : "";
     if (named.startsWith(dir)) {
       calls++;
-      if (atWrite === undefined && owner === fsp && name === "open" && named === process.env.FIRST_FILE) atWrite = calls;
+      if (atWrite === undefined && ((owner === fsp && name === "open") || (owner === fs && name === "openSync")) && named === process.env.FIRST_FILE) atWrite = calls;
     }
     return original.call(this, file, ...rest);
   };

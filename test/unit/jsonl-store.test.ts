@@ -415,6 +415,17 @@ describe("the JSONL session store", () => {
     await store.close();
   });
 
+  it("a session file that is a symlink to nothing is refused, not taken for a session with no file", async () => {
+    const dir = tempDir();
+    const nowhere = path.join(tempDir(), "gone.jsonl");
+    symlinkSync(nowhere, path.join(dir, `${fileNameOf(KEY)}.jsonl`));
+    const store = opener(dir).open();
+    await expect(store.page(KEY, 10)).rejects.toThrow(/could not read .*ELOOP|too many symbolic links/i);
+    await expect(store.append(KEY, turn(1))).rejects.toThrow(/ELOOP|symbolic link/i);
+    expect(existsSync(nowhere)).toBe(false);
+    await store.close();
+  });
+
   it("an evicted session is read back from its file; reading its page does not bring it into memory", async () => {
     const dir = tempDir();
     const store = opener(dir, { maxSessions: 1 }).open();

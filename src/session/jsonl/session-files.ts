@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, opendirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { close, closeSync, constants, fdatasync, fsyncSync, lstatSync, mkdirSync, opendirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { type FileHandle, lstat, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setImmediate as nextTick } from "node:timers/promises";
@@ -46,8 +46,14 @@ export interface ScannedHistory {
   mtimeMs: number;
 }
 
+/**
+ * A history file open for appending: a plain descriptor, opened on the event
+ * loop (a file made or opened in the page cache waits for no disk, where a
+ * trip to the thread pool would sit between a new session's last model
+ * answer and its reply), and synced and closed through the thread pool.
+ */
 interface OpenFile {
-  handle: FileHandle;
+  fd: number;
   /** Appends writing to it now. */
   busy: number;
 }
@@ -60,6 +66,9 @@ export const WALK_SLICE = 256;
 const NOFOLLOW = (constants.O_NOFOLLOW as number | undefined) ?? 0;
 const APPEND_FLAGS = constants.O_APPEND | constants.O_CREAT | constants.O_WRONLY | NOFOLLOW;
 const NO_THROW = { throwIfNoEntry: false } as const;
+
+const datasyncFd = (fd: number) => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+const closeFd = (fd: number) => new Promise<void>((resolve, reject) => close(fd, (error) => (error ? reject(error) : resolve())));
 
 /** Cuts a file to `bytes` through a handle opened without following a symlink (truncate(path) would cut the link's target). */
 async function truncateHere(file: string, bytes: number): Promise<void> {
@@ -173,6 +182,14 @@ export class SessionFiles {
 
   /** The history file's text, or undefined when there is none. */
   async read(name: string): Promise<string | undefined> {
+    // A new session's first turn asks for a file that is not there: one lstat on the event loop (a microsecond or
+    // two) says so, where a failed open through the thread pool is a round trip on the turn's way to the model. A
+    // file that is there (or a lstat that fails) is read as before, which refuses a symlink and names any error.
+    let present = true;
+    try {
+      present = lstatSync(this.historyFile(name), NO_THROW) !== undefined;
+    } catch {}
+    if (!present) return undefined;
     try {
       // Never through a symlink: a link planted in the folder is not followed out of it.
       return await readFile(this.historyFile(name), { encoding: "utf8", flag: constants.O_RDONLY | NOFOLLOW });
@@ -245,7 +262,8 @@ export class SessionFiles {
 
   /**
    * Adds `text` at the end of the history file, and resolves once it is
-   * durable: one write to the file, no sync (made on the event loop: a copy
+   * durable: one write to the file, no sync (the file opened, when it is not
+   * open already, and written on the event loop: making a file or copying
    * into the page cache costs less than a trip to the thread pool), and the
    * same bytes to the journal, whose sync is shared with every other append
    * written meanwhile. A new file needs no folder sync first: after a crash
@@ -259,7 +277,7 @@ export class SessionFiles {
     const data = Buffer.from(text, "utf8");
     let kept: OpenFile;
     try {
-      kept = await this.openFile(name);
+      kept = this.openFile(name);
     } catch (error) {
       throw new StorageError("write", file, error);
     }
@@ -267,7 +285,7 @@ export class SessionFiles {
     const journaled = this.journal.append(name, previousBytes, data, name.includes("~~") ? key : "");
     const failures: unknown[] = [];
     try {
-      for (let offset = 0; offset < data.length; ) offset += writeSync(kept.handle.fd, data, offset);
+      for (let offset = 0; offset < data.length; ) offset += writeSync(kept.fd, data, offset);
     } catch (error) {
       failures.push(error);
     }
@@ -304,7 +322,7 @@ export class SessionFiles {
     if (kept) {
       kept.busy++;
       try {
-        await kept.handle.datasync();
+        await datasyncFd(kept.fd);
       } finally {
         kept.busy--;
       }
@@ -331,21 +349,10 @@ export class SessionFiles {
     await this.journal.retire(name);
   }
 
-  /** The history file open for appending, kept open for the next append. */
-  private async openFile(name: string): Promise<OpenFile> {
-    let kept = this.handles.get(name);
-    if (kept) {
-      this.handles.delete(name);
-    } else {
-      kept = { handle: await open(this.historyFile(name), APPEND_FLAGS, 0o600), busy: 0 };
-      // Another append may have opened it meanwhile: keep one.
-      const other = this.handles.get(name);
-      if (other) {
-        await kept.handle.close();
-        kept = other;
-        this.handles.delete(name);
-      }
-    }
+  /** The history file open for appending (made if missing), kept open for the next append; the most recently used last. */
+  private openFile(name: string): OpenFile {
+    const kept = this.handles.get(name) ?? { fd: openSync(this.historyFile(name), APPEND_FLAGS, 0o600), busy: 0 };
+    this.handles.delete(name);
     this.handles.set(name, kept);
     return kept;
   }
@@ -362,7 +369,7 @@ export class SessionFiles {
     const kept = this.handles.get(name);
     if (!kept || kept.busy > 0) return;
     this.handles.delete(name);
-    await kept.handle.close().catch(() => {});
+    await closeFd(kept.fd).catch(() => {});
   }
 
   /** Closes the files kept open, once the journal's last records are in them, synced (a clean stop leaves no journal). */
