@@ -109,9 +109,9 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
           "Bytes the session folder's histories hold at most, all sessions together (store jsonl: the JSONL files' sizes); past it the sessions changed least recently are removed, with a log line each.",
         ),
       max_sessions: int(1, 10_000_000)
-        .default(10_000)
+        .optional()
         .describe(
-          "Sessions held in memory at most; past it the least recently used idle session is evicted (store jsonl: read back from its file when used again; store memory: its history is forgotten).",
+          "Sessions held in memory at most; past it the least recently used idle session is evicted (store jsonl or postgres: read back when used again; store memory: its history is forgotten). Default 1000 with jsonl or postgres, 10000 with memory.",
         ),
       max_bytes: int(MiB, 64 * 1024 * MiB)
         .default(128 * MiB)

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { builtinConfigSchema } from "../../src/house.js";
 import type { ChatMessage } from "../../src/models/message.js";
 import { cutNote, fitExchange } from "../../src/session/exchange.js";
+import { historyLimits } from "../../src/session/limits.js";
 import { DEFAULT_HISTORY_LIMITS, SessionCache } from "../../src/session/session-cache.js";
 import { jsonBytes, jsonPrefix } from "../../src/session/size.js";
 
@@ -189,13 +190,8 @@ describe("sessions held in memory", () => {
     expect(store.keys()).toEqual(["b"]);
   });
 
-  it("the defaults are the config's", () => {
-    const config = configSchema.parse({});
-    expect(DEFAULT_HISTORY_LIMITS).toEqual({
-      maxMessages: config.agents.defaults.max_history_messages,
-      maxBytes: config.agents.defaults.max_history_bytes,
-      maxSessions: config.session.max_sessions,
-      maxTotalBytes: config.session.max_bytes,
-    });
+  it("the defaults are the config's (with store memory, whose default this store is)", () => {
+    const config = configSchema.parse({ session: { store: "memory" } });
+    expect(DEFAULT_HISTORY_LIMITS).toEqual(historyLimits(config));
   });
 });
