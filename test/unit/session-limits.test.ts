@@ -22,7 +22,7 @@ const key = (n: number) => `agent:main:http:s${n}`;
 function open(store: typeof jsonlStore, session: Record<string, unknown> = {}) {
   const cwd = writeProject({ config: { session: { store: store.type, ...session } } });
   const { config } = loadConfig({ env: {}, cwd });
-  const opened = store.open({ config, baseDir: cwd, logger: silentLogger });
+  const opened = store.open({ config, options: undefined, baseDir: cwd, logger: silentLogger });
   onTestFinished(() => opened.history.close());
   return opened.history as typeof opened.history & { keys(): string[] };
 }
