@@ -38,6 +38,8 @@ export interface CliIO {
   prompt?: (text: string) => void;
   /** Sizes the process's V8 heap: for a long-running gateway (`picoclaw gateway`), else V8's own (main.ts gives heap-sizing.ts's, tests none). */
   sizeHeap?: (sizing: HeapSizing) => void;
+  /** Sets how soon V8 optimizes the code, once the gateway listens (main.ts gives jit-budget.ts's, tests none). */
+  setJitBudget?: (bytes: number) => void;
   /**
    * Watches the process that started this one (under `npx`, npm's shell):
    * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
@@ -272,6 +274,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
       throw error;
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
+    io.setJitBudget?.(limits.jit_interrupt_budget);
     // Chat channels start once the gateway listens; one that cannot start is a warning, not a failed start-up.
     // Not awaited: a signal must not wait for a channel still reaching its server (closing stops it).
     const starting = runtime.start().then((failures) => {

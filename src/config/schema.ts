@@ -321,6 +321,11 @@ export const gatewaySchema = z
           .describe(
             "How far the gateway process's V8 old generation grows past what its last full collection kept before the next one, in percent (V8's own choice is up to 300). 0: V8's own.",
           ),
+        jit_interrupt_budget: int(0, 1_048_576)
+          .default(512)
+          .describe(
+            "Bytes of bytecode a function of the gateway runs between two of V8's looks at whether to optimize it (V8's --interrupt-budget, set once the gateway listens; 67584 on Node 20): small, so the few hundred functions a turn runs once or twice each are optimized within its first tens of turns, not thousands. 0: V8's own.",
+          ),
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)
           .describe("Bytes a streamed answer holds that its client has not read yet; past it the stream is cut and its turn aborted."),
