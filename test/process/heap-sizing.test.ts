@@ -6,14 +6,12 @@
  * grow the young generation when left to itself; the gateway's own limit
  * keeps it small.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { request } from "node:http";
-import path from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
+import { picoclawProcess } from "../support/cli.js";
 import { writeProject } from "../support/project.js";
 import { waitFor, within } from "../support/wait.js";
 
-const root = path.resolve(import.meta.dirname, "..", "..");
 const MiB = 1024 * 1024;
 
 const REPORTER = `data:text/javascript,${encodeURIComponent(`
@@ -26,24 +24,15 @@ process.on("SIGUSR2", () => {
 
 async function gateway(limits: Record<string, number>): Promise<{ url: string; young(): Promise<number>; stop(): Promise<void> }> {
   const dir = writeProject({ config: { gateway: { port: 0, limits } } });
-  const child: ChildProcess = spawn(process.execPath, ["--import", REPORTER, path.join(root, "dist", "main.js"), "gateway"], {
-    cwd: dir,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  onTestFinished(() => void child.kill("SIGKILL"));
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await waitFor("the gateway's listening line", () => /listening on (http:\/\/\S+)/.test(output), { instead: () => output });
+  const { child, exited, output } = picoclawProcess(["gateway"], dir, [], { nodeArgs: ["--import", REPORTER], logLevel: "warn" });
+  await waitFor("the gateway's listening line", () => /listening on (http:\/\/\S+)/.test(output()), { instead: output });
   return {
-    url: /listening on (http:\/\/\S+)/.exec(output)![1]!,
+    url: /listening on (http:\/\/\S+)/.exec(output())![1]!,
     young: async () => {
-      const from = output.length;
+      const from = output().length;
       child.kill("SIGUSR2");
-      await waitFor("the young generation's size", () => /YOUNG (\d+)\n/.test(output.slice(from)), { instead: () => output.slice(from) });
-      return Number(/YOUNG (\d+)\n/.exec(output.slice(from))![1]);
+      await waitFor("the young generation's size", () => /YOUNG (\d+)\n/.test(output().slice(from)), { instead: () => output().slice(from) });
+      return Number(/YOUNG (\d+)\n/.exec(output().slice(from))![1]);
     },
     stop: async () => {
       child.kill("SIGTERM");

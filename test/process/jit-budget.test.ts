@@ -7,13 +7,11 @@
  * says whether V8 has optimized it: with the gateway's budget it has,
  * with V8's own (0) it has not.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import path from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { describe, expect, it } from "vitest";
+import { picoclawProcess } from "../support/cli.js";
 import { writeProject } from "../support/project.js";
 import { waitFor, within } from "../support/wait.js";
 
-const root = path.resolve(import.meta.dirname, "..", "..");
 /** V8's optimization status bit of a function with optimized code (%GetOptimizationStatus). */
 const OPTIMIZED = 16;
 
@@ -38,22 +36,13 @@ process.on("SIGUSR2", () => {
 /** Starts the gateway with `limits`, asks the probe, and stops it: the probe's optimization status. */
 async function probeStatus(limits: Record<string, number>): Promise<number> {
   const dir = writeProject({ config: { gateway: { port: 0, limits } } });
-  const child: ChildProcess = spawn(process.execPath, ["--allow-natives-syntax", "--import", PROBE, path.join(root, "dist", "main.js"), "gateway"], {
-    cwd: dir,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  onTestFinished(() => void child.kill("SIGKILL"));
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await waitFor("the gateway's listening line", () => /listening on http:\/\/\S+/.test(output), { instead: () => output });
-  child.kill("SIGUSR2");
-  await waitFor("the probe's status", () => /STATUS (\d+) /.test(output), { instead: () => output });
-  child.kill("SIGTERM");
-  await within("the gateway to exit", exited);
-  return Number(/STATUS (\d+) /.exec(output)![1]);
+  const gateway = picoclawProcess(["gateway"], dir, [], { nodeArgs: ["--allow-natives-syntax", "--import", PROBE], logLevel: "warn" });
+  await waitFor("the gateway's listening line", () => /listening on http:\/\/\S+/.test(gateway.output()), { instead: gateway.output });
+  gateway.child.kill("SIGUSR2");
+  await waitFor("the probe's status", () => /STATUS (\d+) /.test(gateway.output()), { instead: gateway.output });
+  gateway.child.kill("SIGTERM");
+  await within("the gateway to exit", gateway.exited);
+  return Number(/STATUS (\d+) /.exec(gateway.output())![1]);
 }
 
 describe("how soon the gateway's code is optimized (needs dist/)", () => {

@@ -27,16 +27,22 @@ export async function cliChat(lines: string, terminal = false, cwd = writeProjec
 }
 
 /**
- * `node dist/main.js <args>` in `cwd`, a process of its own: its exit, and
- * all it printed so far. Its environment is the test runner's without
- * `omit` (a token that must come from the project's .env only), with
- * PICOCLAW_CONFIG unset and info logs. Killed when the test ends if it still runs.
+ * `node [nodeArgs] dist/main.js <args>` in `cwd`, a process of its own: its
+ * exit, and all it printed so far. Its environment is the test runner's
+ * without `omit` (a token that must come from the project's .env only),
+ * with PICOCLAW_CONFIG unset and `logLevel` logs (info). Killed when the
+ * test ends if it still runs.
  */
-export function picoclawProcess(args: string[], cwd: string, omit: readonly string[] = []) {
+export function picoclawProcess(
+  args: string[],
+  cwd: string,
+  omit: readonly string[] = [],
+  { nodeArgs = [], logLevel = "info" }: { nodeArgs?: readonly string[]; logLevel?: string } = {},
+) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !omit.includes(name)));
-  const child = spawn(process.execPath, [path.join(ROOT, "dist", "main.js"), ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist", "main.js"), ...args], {
     cwd,
-    env: { ...env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "info" },
+    env: { ...env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: logLevel },
     stdio: ["ignore", "pipe", "pipe"],
   });
   onTestFinished(() => {
