@@ -50,6 +50,7 @@ function roomOf(file: string): Room {
       "page.ts",
       "onboard.ts",
       "heap-sizing.ts",
+      "jit-budget.ts",
     ].includes(file)
   )
     return "composition";
