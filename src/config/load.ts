@@ -7,7 +7,7 @@ import { type ToolSwitch, type ToolSwitchSources, applyEnvOverrides } from "./en
 import { HOME_CONFIG_FILE, picoclawHome } from "./home.js";
 import type { ConfigLayout } from "./layout.js";
 import { fromPicoclaw } from "./picoclaw-compat.js";
-import type { Config, ModelEntry } from "./schema.js";
+import { type Config, type ModelEntry, defaultMaxSessions } from "./schema.js";
 import { collectSecrets } from "./secrets.js";
 import { type MissingVariable, type SubstitutedString, substituteVariables } from "./substitute.js";
 
@@ -140,6 +140,8 @@ export function readConfig(opts: LoadConfigOptions, layout: ConfigLayout): Loade
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
 
   const config = parsed.data;
+  // A default that depends on another key (the store), said in the loaded config as any other is.
+  config.session.max_sessions ??= defaultMaxSessions(config.session.store);
   for (const missing of substituted.missing) {
     const index = modelIndexOf(missing);
     if (index === undefined) continue;

@@ -83,6 +83,19 @@ export interface StoreChoice {
 }
 
 /** `session`: where histories are kept (one of the registered stores), how many sessions (and how much of their history) the gateway holds in memory and on disk. */
+/**
+ * Sessions held in memory when `session.max_sessions` is not set (the
+ * loaded config says it, filled in from the store). A store that keeps
+ * them elsewhere (a file, a table) reads an evicted one back when it is
+ * used again, so it keeps only the sessions used lately: each costs about
+ * a kilobyte of heap, and ten thousand of them were most of what a busy
+ * gateway's memory grew by. The memory store forgets what it evicts, so
+ * it keeps more.
+ */
+export const DEFAULT_MAX_SESSIONS = { kept: 1_000, memory: 10_000 } as const;
+
+export const defaultMaxSessions = (store: string): number => (store === "memory" ? DEFAULT_MAX_SESSIONS.memory : DEFAULT_MAX_SESSIONS.kept);
+
 export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {}) =>
   z
     .strictObject({

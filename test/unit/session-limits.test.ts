@@ -1,15 +1,16 @@
 /**
  * How many sessions a store holds in memory when `session.max_sessions` is
- * not set (src/session/limits.ts): a store that keeps its sessions on disk
- * holds the 1,000 used last and reads an older one back from its file when
- * it is used again; the memory store, which forgets what it evicts, holds
- * 10,000. A value in the config applies to either.
+ * not set (DEFAULT_MAX_SESSIONS, src/config/schema.ts; the loaded config
+ * says the value it took): a store that keeps its sessions on disk holds
+ * the 1,000 used last and reads an older one back from its file when it is
+ * used again; the memory store, which forgets what it evicts, holds 10,000.
+ * A value in the config applies to either.
  */
 import { describe, expect, it, onTestFinished } from "vitest";
 import { loadConfig } from "../../src/house.js";
 import { silentLogger } from "../../src/log.js";
 import type { ChatMessage } from "../../src/models/message.js";
-import { DEFAULT_MAX_SESSIONS } from "../../src/session/limits.js";
+import { DEFAULT_MAX_SESSIONS } from "../../src/config/schema.js";
 import { jsonlStore, memoryStore } from "../../src/session/stores.js";
 import { writeProject } from "../support/project.js";
 
@@ -48,6 +49,14 @@ describe("sessions held in memory by default", () => {
     for (let n = 0; n <= DEFAULT_MAX_SESSIONS.kept; n++) await history.append(key(n), exchange(n));
     expect(history.keys()).toHaveLength(1_001);
     expect(DEFAULT_MAX_SESSIONS.memory).toBe(10_000);
+  });
+
+  it("the loaded config says the default it took (config check shows it): 1000 with jsonl or postgres, 10000 with memory, a set value as set", () => {
+    const loaded = (session: Record<string, unknown>) => loadConfig({ env: {}, cwd: writeProject({ config: { session } }) }).config.session.max_sessions;
+    expect(loaded({})).toBe(1_000);
+    expect(loaded({ store: "memory" })).toBe(10_000);
+    expect(loaded({ store: "memory", max_sessions: 7 })).toBe(7);
+    expect(loaded({ max_sessions: 20_000 })).toBe(20_000);
   });
 
   it("session.max_sessions in the config bounds either store", async () => {
