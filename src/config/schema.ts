@@ -82,7 +82,6 @@ export interface StoreChoice {
   readonly description: string;
 }
 
-/** `session`: where histories are kept (one of the registered stores), how many sessions (and how much of their history) the gateway holds in memory and on disk. */
 /**
  * Sessions held in memory when `session.max_sessions` is not set (the
  * loaded config says it, filled in from the store). A store that keeps
@@ -96,6 +95,7 @@ export const DEFAULT_MAX_SESSIONS = { kept: 1_000, memory: 10_000 } as const;
 
 export const defaultMaxSessions = (store: string): number => (store === "memory" ? DEFAULT_MAX_SESSIONS.memory : DEFAULT_MAX_SESSIONS.kept);
 
+/** `session`: where histories are kept (one of the registered stores), how many sessions (and how much of their history) the gateway holds in memory and on disk. */
 export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {}) =>
   z
     .strictObject({

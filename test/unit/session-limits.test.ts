@@ -25,7 +25,7 @@ function open(store: typeof jsonlStore, session: Record<string, unknown> = {}) {
   const { config } = loadConfig({ env: {}, cwd });
   const opened = store.open({ config, options: undefined, baseDir: cwd, logger: silentLogger });
   onTestFinished(() => opened.history.close());
-  return opened.history as typeof opened.history & { keys(): string[] };
+  return opened.history;
 }
 
 describe("sessions held in memory by default", () => {
