@@ -10,7 +10,7 @@ import v8 from "node:v8";
  * each (routing, the pipeline, the prompt, the request, the answer, the
  * store), so with V8's budget most of them stay unoptimized for thousands
  * of turns, which a gateway of modest traffic may never reach: measured
- * from outside, its turns cost about a fifth more CPU than once warm. A
+ * from outside, its turns cost about a third more CPU than once warm. A
  * smaller budget has them optimized within the first tens of turns. Set
  * once the gateway listens: start-up's code runs once and gains nothing
  * from being optimized. V8 reads the flag whenever it resets a function's
