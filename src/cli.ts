@@ -14,6 +14,7 @@ import { loadConfig } from "./house.js";
 import { maskSecrets } from "./config/mask.js";
 import { AbortedError, ConfigError, PicoclawError, messageOf } from "./errors.js";
 import { type RunningGateway, startGateway } from "./gateway/server.js";
+import type { EventBus } from "./port/events.js";
 import { BUILT_IN_ORIGIN } from "./port/feature.js";
 import { logEvents } from "./runtime/streams/event-log.js";
 import { CHAT_ID } from "./session/key.js";
@@ -40,6 +41,8 @@ export interface CliIO {
   sizeHeap?: (sizing: HeapSizing) => void;
   /** Sets how soon V8 optimizes the code, once the gateway listens (main.ts gives jit-budget.ts's, tests none). */
   setJitBudget?: (bytes: number) => void;
+  /** Collects the heap once the gateway's turns have left it idle for `idleMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
+  collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void) => () => void;
   /**
    * Watches the process that started this one (under `npx`, npm's shell):
    * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
@@ -211,7 +214,8 @@ interface CliLog {
   redact: Redact;
 }
 
-/** Columns padded to their widest cell; the last column is not padded. */
+/** Bytes in MiB, one decimal (a log line's figure). */
+const mib = (bytes: number) => (bytes / (1024 * 1024)).toFixed(1);
 
 function printWarnings(warnings: string[], io: CliIO): void {
   for (const warning of warnings) io.stderr(`warning: ${warning}`);
@@ -225,6 +229,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
   const unwatch = io.onParentExit?.(() => stopping.abort("the npm process that started it ended"));
+  let stopCollecting: (() => void) | undefined;
   const { young_generation_mib, heap_growing_percent } = loaded.config.gateway.limits;
   io.sizeHeap?.({ youngGenerationMiB: young_generation_mib, heapGrowingPercent: heap_growing_percent });
   try {
@@ -275,6 +280,9 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
     io.setJitBudget?.(limits.jit_interrupt_budget);
+    stopCollecting = io.collectWhenIdle?.(limits.idle_collect_ms, runtime, (before, after) =>
+      logger.info(`idle: heap collected, ${mib(before)} -> ${mib(after)} MiB`),
+    );
     // Chat channels start once the gateway listens; one that cannot start is a warning, not a failed start-up.
     // Not awaited: a signal must not wait for a channel still reaching its server (closing stops it).
     const starting = runtime.start().then((failures) => {
@@ -297,6 +305,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     throw error;
   } finally {
     unwatch?.();
+    stopCollecting?.();
     process.off("SIGTERM", onTerm);
     process.off("SIGINT", onInt);
   }

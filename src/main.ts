@@ -2,6 +2,7 @@
 import { runCli } from "./cli.js";
 import { messageOf } from "./errors.js";
 import { sizeHeap } from "./heap-sizing.js";
+import { collectWhenIdle } from "./idle-collect.js";
 import { setJitBudget } from "./jit-budget.js";
 
 runCli({
@@ -15,6 +16,7 @@ runCli({
   prompt: (text) => process.stderr.write(text),
   sizeHeap,
   setJitBudget,
+  collectWhenIdle,
   // Under npm (`npx picoclaw`, a project's `npm start` that runs `picoclaw gateway`) a shell stands between npm and this
   // process: a signal sent to npm ends npm and the shell, never this one, which then stops as the shell goes.
   ...(process.env.npm_lifecycle_event !== undefined ? { onParentExit: watchParent } : {}),

@@ -334,6 +334,11 @@ export const gatewaySchema = z
           .describe(
             "How far the gateway process's V8 old generation grows past what its last full collection kept before the next one, in percent (V8's own choice is up to 300). 0: V8's own.",
           ),
+        idle_collect_ms: int(0, 3_600_000)
+          .default(10_000)
+          .describe(
+            "After this many ms without a turn, the gateway runs one full garbage collection if its V8 old generation grew by 8 MiB or more since the last one, and the memory a load left goes back to the system (V8 keeps its high-water mark otherwise). Not sooner: the collection also drops optimized code the next few hundred turns compile again. 0: never.",
+          ),
         jit_interrupt_budget: int(0, 1_048_576)
           .default(512)
           .describe(

@@ -22,12 +22,16 @@ process.on("SIGUSR2", () => {
 });
 `)}`;
 
-async function gateway(limits: Record<string, number>): Promise<{ url: string; young(): Promise<number>; stop(): Promise<void> }> {
+async function gateway(
+  limits: Record<string, number>,
+  logLevel = "warn",
+): Promise<{ url: string; output(): string; young(): Promise<number>; stop(): Promise<void> }> {
   const dir = writeProject({ config: { gateway: { port: 0, limits } } });
-  const { child, exited, output } = picoclawProcess(["gateway"], dir, [], { nodeArgs: ["--import", REPORTER], logLevel: "warn" });
+  const { child, exited, output } = picoclawProcess(["gateway"], dir, [], { nodeArgs: ["--import", REPORTER], logLevel });
   await waitFor("the gateway's listening line", () => /listening on (http:\/\/\S+)/.test(output()), { instead: output });
   return {
     url: /listening on (http:\/\/\S+)/.exec(output())![1]!,
+    output,
     young: async () => {
       const from = output().length;
       child.kill("SIGUSR2");
@@ -80,5 +84,23 @@ describe("the gateway's V8 heap (needs dist/)", () => {
     await load(own.url);
     expect(await own.young()).toBeGreaterThan(8 * MiB);
     await own.stop();
+  });
+
+  it("a gateway left idle after a load gives back the heap the load grew (gateway.limits.idle_collect_ms); with 0 it keeps it", {
+    timeout: 120_000,
+  }, async () => {
+    const collected = /idle: heap collected, (\d+\.\d) -> (\d+\.\d) MiB/;
+    const idle = await gateway({ idle_collect_ms: 500 }, "info");
+    await load(idle.url);
+    await waitFor("the idle collection's log line", () => collected.test(idle.output()), { instead: idle.output });
+    const [, before, after] = collected.exec(idle.output())!;
+    expect(Number(after)).toBeLessThan(Number(before) - 8);
+    await idle.stop();
+
+    const keeps = await gateway({ idle_collect_ms: 0 }, "info");
+    await load(keeps.url);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(keeps.output()).not.toMatch(collected);
+    await keeps.stop();
   });
 });

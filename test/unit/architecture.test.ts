@@ -51,6 +51,7 @@ function roomOf(file: string): Room {
       "onboard.ts",
       "heap-sizing.ts",
       "jit-budget.ts",
+      "idle-collect.ts",
     ].includes(file)
   )
     return "composition";

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { GROWTH_BYTES, IdleCollector } from "../../src/idle-collect.js";
+
+const MiB = 1024 * 1024;
+
+/** An IdleCollector over a heap and a clock the test moves: what it collected, and the heap's size after each collection. */
+function collector(idleMs = 10_000) {
+  const state = { now: 0, heap: 30 * MiB, live: 20 * MiB, collections: [] as [number, number][] };
+  const idle = new IdleCollector(
+    {
+      heapBytes: () => state.heap,
+      collect: () => {
+        state.heap = state.live;
+      },
+      now: () => state.now,
+      collected: (before, after) => state.collections.push([before, after]),
+    },
+    idleMs,
+  );
+  return { idle, state };
+}
+
+describe("the heap collected once the gateway is idle (gateway.limits.idle_collect_ms)", () => {
+  it("after idle_collect_ms without a turn, a heap grown by 8 MiB is collected once, and not again until it grows again", () => {
+    const { idle, state } = collector();
+    idle.turnStarted();
+    state.heap += GROWTH_BYTES;
+    idle.turnEnded();
+    state.now += 9_999;
+    expect(idle.check()).toBe(false);
+    state.now += 1;
+    expect(idle.check()).toBe(true);
+    expect(state.collections).toEqual([[30 * MiB + GROWTH_BYTES, 20 * MiB]]);
+    state.now += 60_000;
+    expect(idle.check()).toBe(false);
+    state.heap = 20 * MiB + GROWTH_BYTES;
+    expect(idle.check()).toBe(true);
+    expect(state.collections).toHaveLength(2);
+  });
+
+  it("a gateway taking turns one after another never collects: a turn started or ended within idle_collect_ms of every look", () => {
+    const { idle, state } = collector();
+    for (let i = 0; i < 100; i++) {
+      idle.turnStarted();
+      state.heap += MiB;
+      state.now += 5_000;
+      idle.turnEnded();
+      expect(idle.check()).toBe(false);
+    }
+    expect(state.collections).toEqual([]);
+  });
+
+  it("a turn still running (a slow model) holds collection off however long it runs", () => {
+    const { idle, state } = collector();
+    idle.turnStarted();
+    state.heap += 2 * GROWTH_BYTES;
+    state.now += 3_600_000;
+    expect(idle.check()).toBe(false);
+    idle.turnEnded();
+    state.now += 10_000;
+    expect(idle.check()).toBe(true);
+  });
+
+  it("an idle gateway whose heap grew less than 8 MiB is left alone, and growth counts from where V8's own collection left it", () => {
+    const { idle, state } = collector();
+    state.now += 60_000;
+    state.heap += GROWTH_BYTES - 1;
+    expect(idle.check()).toBe(false);
+    // V8 collected by itself: the heap is smaller than when the collector was made.
+    state.heap = 24 * MiB;
+    expect(idle.check()).toBe(false);
+    state.heap = 24 * MiB + GROWTH_BYTES;
+    expect(idle.check()).toBe(true);
+    expect(state.collections).toEqual([[24 * MiB + GROWTH_BYTES, 20 * MiB]]);
+  });
+});
