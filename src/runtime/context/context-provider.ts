@@ -7,12 +7,15 @@ import {
   DEFAULT_ANSWER_TOKENS,
   DEFAULT_CONTEXT_WINDOW,
   type Fitted,
+  type MessageSums,
   type RequestParts,
   TokenGauge,
+  boundTokens,
   estimateTokens,
   fitRequest,
   requestChars,
   splitRequest,
+  sumMessages,
   toolTokens,
 } from "./context-window.js";
 import { summaryExchange } from "./summary.js";
@@ -55,6 +58,8 @@ class FittedProvider implements ModelProvider {
   private summaryTried = false;
   /** A request of this turn did not fit whole: its later ones, only longer, are fitted at once (no pass over them for nothing). */
   private overWhole = false;
+  /** The last request's messages and their sums: the next request of the turn starts with the same messages, whose sums are kept. */
+  private measured: { messages: readonly ChatMessage[]; sums: MessageSums } | undefined;
 
   constructor(
     private readonly inner: ModelProvider,
@@ -108,10 +113,26 @@ class FittedProvider implements ModelProvider {
   private whole(request: ModelRequest): Sent | undefined {
     if (this.summary || this.overWhole) return undefined;
     const ratio = this.gauge.charsPerToken(this.name);
-    const tokens = toolTokens(request.tools, ratio) + estimateTokens(request.messages, ratio);
-    if (tokens <= this.budget()) return { messages: request.messages, dropped: [], tokens };
+    const budget = this.budget();
+    const tools = toolTokens(request.tools, ratio);
+    // A bound from sums kept across the turn's calls (each sends the last one's messages and a few more) settles most
+    // requests; only one near the budget is estimated message by message.
+    const bound = tools + boundTokens(this.sumsOf(request.messages), ratio);
+    if (bound <= budget) return { messages: request.messages, dropped: [], tokens: bound };
+    const tokens = tools + estimateTokens(request.messages, ratio);
+    if (tokens <= budget) return { messages: request.messages, dropped: [], tokens };
     this.overWhole = true;
     return undefined;
+  }
+
+  /** The sums of `messages`: those of the last request's messages kept when they are the first of these (the same objects). */
+  private sumsOf(messages: readonly ChatMessage[]): MessageSums {
+    const last = this.measured;
+    let same = last !== undefined && messages.length >= last.messages.length;
+    for (let i = 0; same && i < last!.messages.length; i++) same = messages[i] === last!.messages[i];
+    const sums = same ? sumMessages(messages, last!.messages.length, last!.sums) : sumMessages(messages);
+    this.measured = { messages, sums };
+    return sums;
   }
 
   private budget(): number {

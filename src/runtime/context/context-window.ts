@@ -64,6 +64,33 @@ export function estimateTokens(messages: readonly ChatMessage[], charsPerToken: 
   return tokens;
 }
 
+/** Characters, messages and non-text parts of some messages, summed: what `boundTokens` needs. */
+export interface MessageSums {
+  chars: number;
+  count: number;
+  parts: number;
+}
+
+/** `into` plus the sums of `messages[from..]` (a new object; `into` is left as it is). */
+export function sumMessages(messages: readonly ChatMessage[], from = 0, into: MessageSums = { chars: 0, count: 0, parts: 0 }): MessageSums {
+  let { chars, parts } = into;
+  for (let i = from; i < messages.length; i++) {
+    const measured = measure(messages[i]!);
+    chars += measured.chars;
+    parts += measured.parts;
+  }
+  return { chars, count: into.count + Math.max(0, messages.length - from), parts };
+}
+
+/**
+ * At least `estimateTokens` of the messages `sums` sums up (each message's
+ * characters rounded up to whole tokens adds under one token a message),
+ * found from the sums alone: a request whose bound fits fits.
+ */
+export function boundTokens(sums: MessageSums, charsPerToken: number): number {
+  return Math.ceil(sums.chars / charsPerToken) + sums.count * (MESSAGE_TOKENS + 1) + sums.parts * PART_TOKENS;
+}
+
 export function toolTokens(tools: readonly ToolSpec[], charsPerToken: number): number {
   return tools.length > 0 ? Math.ceil(toolsChars(tools) / charsPerToken) : 0;
 }
@@ -104,7 +131,7 @@ export interface Fitted {
   dropped: ChatMessage[][];
   /** Exchanges sent. */
   kept: ChatMessage[][];
-  /** Estimated tokens of what is sent, tools included. */
+  /** Estimated tokens of what is sent, tools included (of a request sent whole, possibly a bound a little above the estimate). */
   tokens: number;
 }
 
