@@ -94,7 +94,8 @@ describe("the gateway's V8 heap (needs dist/)", () => {
     await load(idle.url);
     await waitFor("the idle collection's log line", () => collected.test(idle.output()), { instead: idle.output });
     const [, before, after] = collected.exec(idle.output())!;
-    expect(Number(after)).toBeLessThan(Number(before) - 8);
+    // What the collection kept is what is live, less than what the load left (40-42 -> 24-25 MiB here).
+    expect(Number(after)).toBeLessThan(Number(before));
     await idle.stop();
 
     const keeps = await gateway({ idle_collect_ms: 0 }, "info");
