@@ -4,7 +4,8 @@
  * a module loaded with `--import` reports on SIGUSR2. A load that keeps a
  * lot alive for a while (big messages in one session's history) makes V8
  * grow the young generation when left to itself; the gateway's own limit
- * keeps it small.
+ * keeps it small. Once idle (gateway.limits.idle_collect_ms) the gateway
+ * collects what such a load left, and says so in its log.
  */
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
@@ -92,6 +93,8 @@ describe("the gateway's V8 heap (needs dist/)", () => {
     const collected = /idle: heap collected, (\d+\.\d) -> (\d+\.\d) MiB/;
     const idle = await gateway({ idle_collect_ms: 500 }, "info");
     await load(idle.url);
+    // Never while the turns came (each was within idle_collect_ms of the last).
+    expect(idle.output()).not.toMatch(collected);
     await waitFor("the idle collection's log line", () => collected.test(idle.output()), { instead: idle.output });
     const [, before, after] = collected.exec(idle.output())!;
     // What the collection kept is what is live, less than what the load left (40-42 -> 24-25 MiB here).
