@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { type Bootstrapped, prepare } from "./bootstrap.js";
+import { formatBytes } from "./bytes.js";
 import { HOME_CONFIG_FILE, picoclawHome } from "./config/home.js";
 import { describeMcpServers, skillsFeature } from "./features/index.js";
 import { CronUsageError, cronCommand } from "./cron-cli.js";
@@ -214,9 +215,6 @@ interface CliLog {
   redact: Redact;
 }
 
-/** Bytes in MiB, one decimal (a log line's figure). */
-const mib = (bytes: number) => (bytes / (1024 * 1024)).toFixed(1);
-
 function printWarnings(warnings: string[], io: CliIO): void {
   for (const warning of warnings) io.stderr(`warning: ${warning}`);
 }
@@ -281,7 +279,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
     io.setJitBudget?.(limits.jit_interrupt_budget);
     stopCollecting = io.collectWhenIdle?.(limits.idle_collect_ms, runtime, (before, after) =>
-      logger.info(`idle: heap collected, ${mib(before)} -> ${mib(after)} MiB`),
+      logger.info(`idle: heap collected, ${formatBytes(before)} -> ${formatBytes(after)}`),
     );
     // Chat channels start once the gateway listens; one that cannot start is a warning, not a failed start-up.
     // Not awaited: a signal must not wait for a channel still reaching its server (closing stops it).

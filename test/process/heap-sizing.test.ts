@@ -90,7 +90,7 @@ describe("the gateway's V8 heap (needs dist/)", () => {
   it("a gateway left idle after a load gives back the heap the load grew (gateway.limits.idle_collect_ms); with 0 it keeps it", {
     timeout: 120_000,
   }, async () => {
-    const collected = /idle: heap collected, (\d+\.\d) -> (\d+\.\d) MiB/;
+    const collected = /idle: heap collected, ([\d.]+) MiB -> ([\d.]+) MiB/;
     const idle = await gateway({ idle_collect_ms: 500 }, "info");
     await load(idle.url);
     // Never while the turns came (each was within idle_collect_ms of the last).
