@@ -1,10 +1,10 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { builtinConfigSchema } from "../../src/house.js";
 import type { ChatMessage } from "../../src/models/message.js";
 import type { ModelRequest, ModelResponse } from "../../src/models/provider.js";
 import { ContextFitter } from "../../src/runtime/context/context-provider.js";
-import { boundTokens, estimateTokens, sumMessages } from "../../src/runtime/context/context-window.js";
+import { TokenGauge, boundTokens, estimateTokens, requestChars, sumMessages } from "../../src/runtime/context/context-window.js";
 import type { HistoryStore } from "../../src/session/history.js";
 
 /** The whole-request check's bound (context-window.ts) against the message-by-message estimate it stands in for. */
@@ -103,5 +103,35 @@ describe("a request near the context window's budget", () => {
     expect(sent[0]).toEqual(messages);
     expect(sent[1]!.length).toBeLessThan(messages.length + round.length);
     expect(sent[1]!.slice(-3)).toEqual([now, ...round]);
+  });
+
+  it("a call's reported usage is learnt from the characters it sent, taken from the kept sums when it went whole", async () => {
+    const observe = vi.spyOn(TokenGauge.prototype, "observe");
+    try {
+      const config = builtinConfigSchema().parse({
+        agents: { defaults: { model_name: "m" } },
+        model_list: [{ model_name: "m", provider: "builtin", model: "x", context_window: 100_000, max_tokens: ANSWER }],
+      });
+      const tools = [{ name: "t", description: "A tool.", parameters: { type: "object", properties: {} } }];
+      const inner = {
+        name: "m",
+        chat: async (): Promise<ModelResponse> => ({ content: "ok", toolCalls: [], modelName: "m", usage: { inputTokens: 500, outputTokens: 1 } }) as unknown as ModelResponse,
+      };
+      const provider = new ContextFitter(config, {} as HistoryStore).forTurn(inner, "m", "agent:main:http:s");
+      const round: ChatMessage[] = [
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content: "r".repeat(300) },
+      ];
+      const first = messages;
+      const second = [...messages, ...round];
+      await provider.chat({ messages: first, tools, signal: new AbortController().signal });
+      await provider.chat({ messages: second, tools, signal: new AbortController().signal });
+      expect(observe.mock.calls.map(([, chars, count]) => [chars, count])).toEqual([
+        [requestChars(first, tools), first.length],
+        [requestChars(second, tools), second.length],
+      ]);
+    } finally {
+      observe.mockRestore();
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
   requestChars,
   splitRequest,
   sumMessages,
+  summedRequestChars,
   toolTokens,
 } from "./context-window.js";
 import { summaryExchange } from "./summary.js";
@@ -135,6 +136,12 @@ class FittedProvider implements ModelProvider {
     return sums;
   }
 
+  /** Characters of what a call sent: from the sums the whole-request check kept when it sent those very messages, else counted. */
+  private charsOf(messages: readonly ChatMessage[], tools: ModelRequest["tools"]): number {
+    const measured = this.measured;
+    return measured?.messages === messages ? summedRequestChars(measured.sums, tools) : requestChars(messages, tools);
+  }
+
   private budget(): number {
     return Math.min(this.window - this.answer, this.gauge.ceiling(this.name) ?? Number.POSITIVE_INFINITY);
   }
@@ -149,7 +156,7 @@ class FittedProvider implements ModelProvider {
     const response = await this.inner.chat({ ...request, messages: fitted.messages }, onDelta);
     // The whole prompt: a cached part counts as much as any (Usage).
     const input = response.usage ? promptTokensOf(response.usage) : 0;
-    if (input) this.gauge.observe(response.modelName, requestChars(fitted.messages, request.tools), fitted.messages.length, input);
+    if (input) this.gauge.observe(response.modelName, this.charsOf(fitted.messages, request.tools), fitted.messages.length, input);
     return response;
   }
 

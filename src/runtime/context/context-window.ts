@@ -55,6 +55,11 @@ export function requestChars(messages: readonly ChatMessage[], tools: readonly T
   return chars;
 }
 
+/** `requestChars` of a request whose messages `sums` sums up (no pass over them). */
+export function summedRequestChars(sums: MessageSums, tools: readonly ToolSpec[]): number {
+  return toolsChars(tools) + sums.chars;
+}
+
 export function estimateTokens(messages: readonly ChatMessage[], charsPerToken: number): number {
   let tokens = 0;
   for (const message of messages) {
