@@ -131,6 +131,11 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
         .describe(
           "Bytes of history held in memory at most, all sessions together (UTF-8 bytes of the messages' JSON); past it idle sessions are evicted, least recently used first.",
         ),
+      request_memo_bytes: int(0, 1024 * MiB)
+        .default(8 * MiB)
+        .describe(
+          "Characters of model-request JSON kept at most, all sessions together: each conversation's last request, so its next turn serializes only what is new instead of the whole history again. 0 keeps none (every turn serializes its history once).",
+        ),
       state_max_keys: int(1, 1_000_000)
         .default(10_000)
         .describe("Entries a feature's durable state (cron jobs, approvals) holds at most; past it a new one is refused and nothing changes."),

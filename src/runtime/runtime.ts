@@ -10,6 +10,7 @@ import type { Clock, Delivery, Feature } from "../port/feature.js";
 import type { FeatureRoute } from "../port/route.js";
 import { type Logger, silentLogger } from "../log.js";
 import type { ChatMessage } from "../models/message.js";
+import { RequestMemos } from "../models/request-memo.js";
 import type { HistoryPage, HistoryStore } from "../session/history.js";
 import { agentOfKey } from "../session/key.js";
 import { SessionLifecycle } from "../session/state.js";
@@ -171,6 +172,10 @@ export class Runtime {
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
+    const memoChars = this.config.session.request_memo_bytes;
+    const memos = memoChars > 0 ? new RequestMemos(memoChars) : undefined;
+    // A cleared history's messages are gone: its memo would only hold their text.
+    if (memos) this.events.on("session.cleared", ({ sessionKey }) => memos.forget(sessionKey));
     this.turns = new TurnRunner({
       config: this.config,
       events: this.events,
@@ -186,6 +191,7 @@ export class Runtime {
       modelNameOf: (agent) => this.modelNameOf(agent),
       system: new SystemPrompt(this.features.prompt, this.logger),
       gate: this.desk.gate,
+      ...(memos ? { memos } : {}),
     });
     this.pipeline = new MessagePipeline({
       commands: this.commands,

@@ -59,6 +59,7 @@ describe("config file lookup", () => {
       max_stored_bytes: 2 * 1024 * 1024 * 1024,
       max_sessions: 1_000,
       max_bytes: 128 * 1024 * 1024,
+      request_memo_bytes: 8 * 1024 * 1024,
       state_max_keys: 10_000,
       state_max_bytes: 4 * 1024 * 1024,
     });

@@ -115,7 +115,8 @@ describe("a request near the context window's budget", () => {
       const tools = [{ name: "t", description: "A tool.", parameters: { type: "object", properties: {} } }];
       const inner = {
         name: "m",
-        chat: async (): Promise<ModelResponse> => ({ content: "ok", toolCalls: [], modelName: "m", usage: { inputTokens: 500, outputTokens: 1 } }) as unknown as ModelResponse,
+        chat: async (): Promise<ModelResponse> =>
+          ({ content: "ok", toolCalls: [], modelName: "m", usage: { inputTokens: 500, outputTokens: 1 } }) as unknown as ModelResponse,
       };
       const provider = new ContextFitter(config, {} as HistoryStore).forTurn(inner, "m", "agent:main:http:s");
       const round: ChatMessage[] = [

@@ -4,11 +4,12 @@
  * of its wire messages, and only the messages the call before did not send
  * are serialized again.
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bodyBytes } from "../../src/models/json-text.js";
-import type { ChatMessage } from "../../src/models/message.js";
+import { type ChatMessage, forModel } from "../../src/models/message.js";
 import { toWire } from "../../src/models/openai.js";
-import { RequestMemo } from "../../src/models/request-memo.js";
+import { RequestMemo, RequestMemos } from "../../src/models/request-memo.js";
 
 /** The body as it goes on the wire, read back as text. */
 const bodyText = (body: unknown) => bodyBytes(body).toString("utf8");
@@ -53,24 +54,84 @@ describe("a turn's calls share their messages' JSON", () => {
     expect(JSON.stringify({ messages: text })).toBe(JSON.stringify({ messages: two.map((m) => toWire(m)) }));
   });
 
-  it("a call whose messages are not the last call's and more (one changed, fewer) serializes them all again", () => {
+  it("a call that changes a message, or sends fewer, serializes only the messages the last call did not send", () => {
     const memo = new RequestMemo();
     const owner = {};
     memo.messagesJson(owner, history, toWire);
     const changed = counted();
-    const replaced = [...history.slice(0, 2), { role: "assistant", content: "other" } as ChatMessage, ...history.slice(3)];
+    const other = { role: "assistant", content: "other" } as ChatMessage;
+    const replaced = [...history.slice(0, 2), other, ...history.slice(3)];
     expect(memo.messagesJson(owner, replaced, changed.wire).text).toBe(JSON.stringify(replaced.map((m) => toWire(m))));
-    expect(changed.seen).toEqual(replaced);
+    expect(changed.seen).toEqual([other]);
 
     const fewer = counted();
     const cut = replaced.slice(0, 2);
     expect(memo.messagesJson(owner, cut, fewer.wire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
-    expect(fewer.seen).toEqual(cut);
+    expect(fewer.seen).toEqual([]);
     const same = counted();
     expect(memo.messagesJson(owner, cut, same.wire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
     expect(same.seen).toEqual([]);
     expect(memo.messagesJson(owner, [], toWire).text).toBe("[]");
     expect(memo.messagesJson(owner, cut, toWire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
+  });
+
+  it("the next turn, its history shifted by the exchange it dropped and its prompt and tool results' views made anew, serializes only the new messages", () => {
+    const memo = new RequestMemo();
+    const owner = {};
+    const exchange = (n: number): ChatMessage[] => [
+      { role: "user", content: `question ${n}` },
+      { role: "assistant", content: `answer ${n} "quoted" \u00e9` },
+    ];
+    const stored = Array.from({ length: 20 }, (_, n) => exchange(n)).flat();
+    const turn1 = [{ role: "system", content: "You help." } as ChatMessage, ...stored, { role: "user", content: "now" } as ChatMessage];
+    memo.messagesJson(owner, turn1, toWire);
+    // The store dropped the oldest exchange and added the last turn's messages (its own copies); the prompt is a new object.
+    const next = counted();
+    const prompt = { role: "system", content: "You help." } as ChatMessage;
+    const kept = [...stored.slice(2), { role: "user", content: "now" } as ChatMessage, { role: "assistant", content: "done" } as ChatMessage];
+    const turn2 = [prompt, ...kept, { role: "user", content: "and then?" } as ChatMessage];
+    expect(memo.messagesJson(owner, turn2, next.wire).text).toBe(JSON.stringify(turn2.map((m) => toWire(m))));
+    // The prompt and the last turn's question are new objects with the very same fields: their text is kept too.
+    expect(next.seen).toEqual(turn2.slice(-2));
+
+    // A tool result's view for the model is a new object each turn (forModel leaves out what only people see).
+    const result: ChatMessage = { role: "tool", tool_call_id: "c1", content: "Plan: 1 step", shown: "the plan" };
+    const turn3 = [prompt, ...kept, result, { role: "user", content: "go" } as ChatMessage];
+    memo.messagesJson(owner, forModel(turn3), toWire);
+    const later = counted();
+    const turn4 = forModel([prompt, ...kept, result, turn3.at(-1)!, { role: "assistant", content: "ok" } as ChatMessage]);
+    expect(memo.messagesJson(owner, turn4, later.wire).text).toBe(JSON.stringify(turn4.map((m) => toWire(m))));
+    expect(later.seen).toEqual(turn4.slice(-1));
+    // A field that differs, or one more, is another message.
+    const other = counted();
+    const changed = [...turn4.slice(0, -1), { role: "assistant", content: "ok", tool_calls: [] } as ChatMessage];
+    expect(memo.messagesJson(owner, changed, other.wire).text).toBe(JSON.stringify(changed.map((m) => toWire(m))));
+    expect(other.seen).toEqual(changed.slice(-1));
+  });
+
+  it("whatever a call sends after whatever the last one sent, its text is exactly JSON.stringify's", () => {
+    const pool: ChatMessage[] = [
+      ...history,
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+        ],
+      },
+      { role: "assistant", content: '\u2028 \ud83d\ude00 "' },
+      { role: "tool", tool_call_id: "c9", content: "" },
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.nat(pool.length - 1), { maxLength: 12 }), { minLength: 1, maxLength: 6 }), (calls) => {
+        const memo = new RequestMemo();
+        const owner = {};
+        for (const call of calls) {
+          const messages = call.map((at) => pool[at]!);
+          expect(memo.messagesJson(owner, messages, toWire).text).toBe(JSON.stringify(messages.map((m) => toWire(m))));
+        }
+      }),
+    );
   });
 
   it("another provider's call (a fallback) makes its own text from every message", () => {
@@ -80,5 +141,42 @@ describe("a turn's calls share their messages' JSON", () => {
     const vision = (message: ChatMessage) => other.wire(message);
     expect(memo.messagesJson({}, history, vision).text).toBe(JSON.stringify(history.map((m) => toWire(m))));
     expect(other.seen).toEqual(history);
+  });
+});
+
+describe("the memos kept between a session's turns (session.request_memo_bytes)", () => {
+  /** A memo holding `chars` characters of text. */
+  function memoOf(chars: number): RequestMemo {
+    const memo = new RequestMemo();
+    memo.messagesJson({}, [{ role: "user", content: "x".repeat(chars - 30) }] as ChatMessage[], toWire);
+    return memo;
+  }
+
+  it("a session's next turn gets back the memo its last turn kept, and it is out of the store while that turn has it", () => {
+    const memos = new RequestMemos(100_000, 1_000);
+    const memo = memoOf(5_000);
+    memos.keep("agent:main:http:a", memo);
+    expect(memos.size).toBe(memo.size);
+    expect(memos.take("agent:main:http:a")).toBe(memo);
+    expect(memos.size).toBe(0);
+    expect(memos.take("agent:main:http:a")).not.toBe(memo);
+  });
+
+  it("keeps at most its bound, the memos kept longest ago going first, and none too small to be worth it", () => {
+    const memos = new RequestMemos(12_000, 1_000);
+    const [a, b, c] = [memoOf(5_000), memoOf(5_000), memoOf(5_000)];
+    memos.keep("a", a);
+    memos.keep("b", b);
+    memos.keep("c", c);
+    expect(memos.size).toBeLessThanOrEqual(12_000);
+    expect(memos.take("a")).not.toBe(a);
+    expect(memos.take("b")).toBe(b);
+    memos.keep("small", memoOf(500));
+    expect(memos.size).toBe(c.size);
+    memos.keep("huge", memoOf(20_000));
+    expect(memos.size).toBe(c.size);
+    memos.forget("c");
+    expect(memos.size).toBe(0);
+    expect(memos.take("c")).not.toBe(c);
   });
 });

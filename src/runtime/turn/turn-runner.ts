@@ -10,6 +10,7 @@ import type { Timer } from "../../signals.js";
 import type { ContextFitter } from "../context/context-provider.js";
 import { type ImageInput, checkImages } from "./images.js";
 import type { ModelProvider } from "../../models/provider.js";
+import type { RequestMemos } from "../../models/request-memo.js";
 import type { SystemPrompt } from "./system-prompt.js";
 import type { ApprovalGate } from "../../tools/approval.js";
 import { type TurnInput, type TurnResult, runTurn } from "./turn.js";
@@ -44,6 +45,8 @@ export interface TurnDeps {
   system: SystemPrompt;
   /** Asks a person before calls of tools under approval `ask` run (the approvals desk). */
   gate?: ApprovalGate;
+  /** Each lasting session's last request JSON, for its next turn (session.request_memo_bytes); none when off. */
+  memos?: RequestMemos;
 }
 
 /**
@@ -93,6 +96,9 @@ export class TurnRunner {
     const notes = deps.notes.take(agent.id, sessionKey);
     const note = notes.text;
     let release: (() => void) | undefined;
+    // A session that lives on (not a one-message conversation, not a subagent's) starts from its last request's JSON.
+    const memos = oneTurn || isSubagentKey(sessionKey) ? undefined : deps.memos;
+    const memo = memos?.take(sessionKey);
     try {
       // Held while the turn runs: a session in use is never evicted.
       release = await deps.history.hold(sessionKey);
@@ -119,6 +125,7 @@ export class TurnRunner {
         events: deps.events,
         deliver,
         ...(deps.gate ? { gate: deps.gate } : {}),
+        ...(memo ? { memo } : {}),
         now: () => deps.clock.now(),
       });
       notes.settle();
@@ -134,6 +141,7 @@ export class TurnRunner {
       });
       throw error;
     } finally {
+      if (memo) memos?.keep(sessionKey, memo);
       release?.();
       ended();
     }

@@ -53,6 +53,8 @@ export interface TurnInput {
   toolResults?: readonly { toolCallId: string; content: string }[];
   /** A system note for this turn only (not kept in history), just before the new message. */
   note?: string;
+  /** The JSON of the session's last model call (RequestMemos), when the runtime kept it: this turn's calls start from it. */
+  memo?: RequestMemo;
 }
 
 export interface TurnResult {
@@ -143,7 +145,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   // sends the same message objects, whose JSON the provider makes once a turn (RequestMemo).
   const sent = prefix.slice();
   for (const message of history) sent.push(modelView(message));
-  const memo = new RequestMemo();
+  const memo = input.memo ?? new RequestMemo();
   for (let iteration = 1; iteration <= input.maxIterations; iteration++) {
     signal.throwIfAborted();
     const messages = [...sent, ...forModel(added)];
