@@ -134,7 +134,7 @@ export const sessionSchema = (stores: readonly StoreChoice[], extra: Shape = {})
       request_memo_bytes: int(0, 1024 * MiB)
         .default(8 * MiB)
         .describe(
-          "Characters of model-request JSON kept at most, all sessions together: each conversation's last request, so its next turn serializes only what is new instead of the whole history again. 0 keeps none (every turn serializes its history once).",
+          "Bytes of model requests kept at most, all sessions together: each conversation's last request body (when its messages are over 8 KiB), so its next turn copies the history's JSON from it and serializes only its new messages. 0 keeps none (every turn serializes its history once).",
         ),
       state_max_keys: int(1, 1_000_000)
         .default(10_000)

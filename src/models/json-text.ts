@@ -6,7 +6,22 @@
  * slower (toJSON parses it back); `bodyBytes` writes it as it is.
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  constructor(private readonly json: string) {}
+
+  /** The JSON text. */
+  get text(): string {
+    return this.json;
+  }
+
+  /** Bytes of its UTF-8. */
+  byteLength(): number {
+    return Buffer.byteLength(this.json, "utf8");
+  }
+
+  /** Writes its UTF-8 into `into` at `at` (room made by byteLength); returns the bytes written. */
+  writeInto(into: Buffer, at: number): number {
+    return into.write(this.json, at, "utf8");
+  }
 
   toJSON(): unknown {
     return JSON.parse(this.text);
@@ -29,11 +44,11 @@ export function jsonTextFor<K extends object>(cache: WeakMap<K, JsonText>, key: 
  * text, a `,` between entries, the braces around. A body that is no plain
  * object is one piece.
  */
-function bodyPieces(body: unknown): string[] {
+function bodyPieces(body: unknown): (string | JsonText)[] {
   if (body === null || typeof body !== "object" || Array.isArray(body) || body instanceof JsonText) return [JSON.stringify(body)];
-  const pieces: string[] = ["{"];
+  const pieces: (string | JsonText)[] = ["{"];
   for (const [key, value] of Object.entries(body)) {
-    const text = value instanceof JsonText ? value.text : JSON.stringify(value);
+    const text = value instanceof JsonText ? value : JSON.stringify(value);
     // As JSON.stringify: a key whose value has no JSON (undefined, a function) is left out.
     if (text === undefined) continue;
     pieces.push(`${pieces.length > 1 ? "," : ""}${JSON.stringify(key)}:`, text);
@@ -47,14 +62,16 @@ function bodyPieces(body: unknown): string[] {
  * text it holds), in UTF-8 bytes, each piece written straight into one
  * buffer: no string of the whole body is made (the messages' and the
  * tools' texts, most of a request, are copied once, into the bytes sent).
+ * The bytes are never changed once written (a memo of the request copies
+ * from them: request-memo.ts).
  */
 export function bodyBytes(body: unknown): Buffer {
   const pieces = bodyPieces(body);
   let size = 0;
-  for (const piece of pieces) size += Buffer.byteLength(piece, "utf8");
+  for (const piece of pieces) size += typeof piece === "string" ? Buffer.byteLength(piece, "utf8") : piece.byteLength();
   // Its own memory, never a slice of Node's shared pool: a fetch given it (an embedder's) may read `.buffer` whole.
   const bytes = Buffer.allocUnsafeSlow(size);
   let at = 0;
-  for (const piece of pieces) at += bytes.write(piece, at, "utf8");
+  for (const piece of pieces) at += typeof piece === "string" ? bytes.write(piece, at, "utf8") : piece.writeInto(bytes, at);
   return bytes;
 }

@@ -14,6 +14,19 @@ import { RequestMemo, RequestMemos } from "../../src/models/request-memo.js";
 /** The body as it goes on the wire, read back as text. */
 const bodyText = (body: unknown) => bodyBytes(body).toString("utf8");
 
+/**
+ * A call's messages as the memo makes them, sent (the memo learns a call's
+ * messages when its body is written): the text on the wire, which is also
+ * what the JSON text says it is.
+ */
+function send<M>(memo: RequestMemo, owner: unknown, messages: readonly M[], wire: (message: M) => unknown): string {
+  const json = memo.messagesJson(owner, messages, wire);
+  const body = bodyText({ messages: json });
+  const text = body.slice('{"messages":'.length, -1);
+  expect(json.text).toBe(text);
+  return text;
+}
+
 const history: ChatMessage[] = [
   { role: "system", content: "You are a test." },
   { role: "user", content: 'say "hi" é\u2028' },
@@ -37,7 +50,7 @@ describe("a turn's calls share their messages' JSON", () => {
     const owner = {};
     const first = counted();
     const one = [...history, { role: "user", content: "next" } as ChatMessage];
-    expect(memo.messagesJson(owner, one, first.wire).text).toBe(JSON.stringify(one.map((m) => toWire(m))));
+    expect(send(memo, owner, one, first.wire)).toBe(JSON.stringify(one.map((m) => toWire(m))));
     expect(first.seen).toHaveLength(one.length);
 
     const second = counted();
@@ -57,22 +70,22 @@ describe("a turn's calls share their messages' JSON", () => {
   it("a call that changes a message, or sends fewer, serializes only the messages the last call did not send", () => {
     const memo = new RequestMemo();
     const owner = {};
-    memo.messagesJson(owner, history, toWire);
+    send(memo, owner, history, toWire);
     const changed = counted();
     const other = { role: "assistant", content: "other" } as ChatMessage;
     const replaced = [...history.slice(0, 2), other, ...history.slice(3)];
-    expect(memo.messagesJson(owner, replaced, changed.wire).text).toBe(JSON.stringify(replaced.map((m) => toWire(m))));
+    expect(send(memo, owner, replaced, changed.wire)).toBe(JSON.stringify(replaced.map((m) => toWire(m))));
     expect(changed.seen).toEqual([other]);
 
     const fewer = counted();
     const cut = replaced.slice(0, 2);
-    expect(memo.messagesJson(owner, cut, fewer.wire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
+    expect(send(memo, owner, cut, fewer.wire)).toBe(JSON.stringify(cut.map((m) => toWire(m))));
     expect(fewer.seen).toEqual([]);
     const same = counted();
-    expect(memo.messagesJson(owner, cut, same.wire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
+    expect(send(memo, owner, cut, same.wire)).toBe(JSON.stringify(cut.map((m) => toWire(m))));
     expect(same.seen).toEqual([]);
-    expect(memo.messagesJson(owner, [], toWire).text).toBe("[]");
-    expect(memo.messagesJson(owner, cut, toWire).text).toBe(JSON.stringify(cut.map((m) => toWire(m))));
+    expect(send(memo, owner, [], toWire)).toBe("[]");
+    expect(send(memo, owner, cut, toWire)).toBe(JSON.stringify(cut.map((m) => toWire(m))));
   });
 
   it("the next turn, its history shifted by the exchange it dropped and its prompt and tool results' views made anew, serializes only the new messages", () => {
@@ -84,28 +97,28 @@ describe("a turn's calls share their messages' JSON", () => {
     ];
     const stored = Array.from({ length: 20 }, (_, n) => exchange(n)).flat();
     const turn1 = [{ role: "system", content: "You help." } as ChatMessage, ...stored, { role: "user", content: "now" } as ChatMessage];
-    memo.messagesJson(owner, turn1, toWire);
+    send(memo, owner, turn1, toWire);
     // The store dropped the oldest exchange and added the last turn's messages (its own copies); the prompt is a new object.
     const next = counted();
     const prompt = { role: "system", content: "You help." } as ChatMessage;
     const kept = [...stored.slice(2), { role: "user", content: "now" } as ChatMessage, { role: "assistant", content: "done" } as ChatMessage];
     const turn2 = [prompt, ...kept, { role: "user", content: "and then?" } as ChatMessage];
-    expect(memo.messagesJson(owner, turn2, next.wire).text).toBe(JSON.stringify(turn2.map((m) => toWire(m))));
+    expect(send(memo, owner, turn2, next.wire)).toBe(JSON.stringify(turn2.map((m) => toWire(m))));
     // The prompt and the last turn's question are new objects with the very same fields: their text is kept too.
     expect(next.seen).toEqual(turn2.slice(-2));
 
     // A tool result's view for the model is a new object each turn (forModel leaves out what only people see).
     const result: ChatMessage = { role: "tool", tool_call_id: "c1", content: "Plan: 1 step", shown: "the plan" };
     const turn3 = [prompt, ...kept, result, { role: "user", content: "go" } as ChatMessage];
-    memo.messagesJson(owner, forModel(turn3), toWire);
+    send(memo, owner, forModel(turn3), toWire);
     const later = counted();
     const turn4 = forModel([prompt, ...kept, result, turn3.at(-1)!, { role: "assistant", content: "ok" } as ChatMessage]);
-    expect(memo.messagesJson(owner, turn4, later.wire).text).toBe(JSON.stringify(turn4.map((m) => toWire(m))));
+    expect(send(memo, owner, turn4, later.wire)).toBe(JSON.stringify(turn4.map((m) => toWire(m))));
     expect(later.seen).toEqual(turn4.slice(-1));
     // A field that differs, or one more, is another message.
     const other = counted();
     const changed = [...turn4.slice(0, -1), { role: "assistant", content: "ok", tool_calls: [] } as ChatMessage];
-    expect(memo.messagesJson(owner, changed, other.wire).text).toBe(JSON.stringify(changed.map((m) => toWire(m))));
+    expect(send(memo, owner, changed, other.wire)).toBe(JSON.stringify(changed.map((m) => toWire(m))));
     expect(other.seen).toEqual(changed.slice(-1));
   });
 
@@ -128,7 +141,7 @@ describe("a turn's calls share their messages' JSON", () => {
         const owner = {};
         for (const call of calls) {
           const messages = call.map((at) => pool[at]!);
-          expect(memo.messagesJson(owner, messages, toWire).text).toBe(JSON.stringify(messages.map((m) => toWire(m))));
+          expect(send(memo, owner, messages, toWire)).toBe(JSON.stringify(messages.map((m) => toWire(m))));
         }
       }),
     );
@@ -136,19 +149,19 @@ describe("a turn's calls share their messages' JSON", () => {
 
   it("another provider's call (a fallback) makes its own text from every message", () => {
     const memo = new RequestMemo();
-    memo.messagesJson({}, history, toWire);
+    send(memo, {}, history, toWire);
     const other = counted();
     const vision = (message: ChatMessage) => other.wire(message);
-    expect(memo.messagesJson({}, history, vision).text).toBe(JSON.stringify(history.map((m) => toWire(m))));
+    expect(send(memo, {}, history, vision)).toBe(JSON.stringify(history.map((m) => toWire(m))));
     expect(other.seen).toEqual(history);
   });
 });
 
 describe("the memos kept between a session's turns (session.request_memo_bytes)", () => {
-  /** A memo holding `chars` characters of text. */
-  function memoOf(chars: number): RequestMemo {
+  /** A memo keeping a body of about `bytes` bytes. */
+  function memoOf(bytes: number): RequestMemo {
     const memo = new RequestMemo();
-    memo.messagesJson({}, [{ role: "user", content: "x".repeat(chars - 30) }] as ChatMessage[], toWire);
+    send(memo, {}, [{ role: "user", content: "x".repeat(bytes - 30) }] as ChatMessage[], toWire);
     return memo;
   }
 
