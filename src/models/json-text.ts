@@ -62,8 +62,8 @@ function bodyPieces(body: unknown): (string | JsonText)[] {
  * text it holds), in UTF-8 bytes, each piece written straight into one
  * buffer: no string of the whole body is made (the messages' and the
  * tools' texts, most of a request, are copied once, into the bytes sent).
- * The bytes are never changed once written (a memo of the request copies
- * from them: request-memo.ts).
+ * The bytes are never changed once written, nor their memory handed over
+ * (transferred): a memo of the request copies from them (request-memo.ts).
  */
 export function bodyBytes(body: unknown): Buffer {
   const pieces = bodyPieces(body);

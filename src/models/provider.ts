@@ -14,7 +14,7 @@ export interface ModelRequest {
    * paced pieces, so streaming can be seen.
    */
   watched?: boolean;
-  /** What this turn's calls share (the JSON of the messages its last call sent); each turn has its own. */
+  /** The JSON of the messages the session's last call sent (its turn's, or its last turn's: RequestMemos), which this call's body copies from. */
   memo?: RequestMemo;
 }
 

@@ -57,7 +57,7 @@ export class RequestMemo {
    */
   messagesJson<M>(owner: unknown, messages: readonly M[], wire: (message: M) => unknown): JsonText {
     const before = this.sources;
-    const shift = owner === this.owner ? alignment(messages, before) : undefined;
+    const shift = owner === this.owner && before.length > 0 ? alignment(messages, before) : undefined;
     const plan = new MessagesJson(this, owner, messages, this.bytes, this.starts, this.ends);
     let i = 0;
     while (i < messages.length) {
@@ -165,33 +165,38 @@ class MessagesJson extends JsonText {
  * Whether two messages make the same JSON: the same object, or objects
  * with the same own fields holding the very same values (a tool result's
  * view for the model is made anew each turn from the stored message, with
- * its content and ids; a prompt rebuilt with the same text). Nothing a
- * message holds is changed in place.
+ * its content and ids; a prompt rebuilt with the same text), in the same
+ * order (a `wire` that spreads its message writes them in that order).
+ * Nothing a message holds is changed in place.
  */
 function same(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) {
-    if (!Object.hasOwn(b, key) || (a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (key !== other[i] || (a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
   }
   return true;
 }
 
 /**
  * How far the messages the last call sent are shifted in `messages`: j - i
- * for the first of its front messages found among them (a history that
- * dropped its oldest exchange is shifted by their count); undefined when
- * none is.
+ * for the first of its front messages after the first found among them (a
+ * history that dropped its oldest exchanges, between turns or fitted to
+ * the context window within one, is shifted by their count; the first
+ * message, the prompt, is compared with the last call's first anyway); 0
+ * when none is (each message is then compared where it is: a wrong guess
+ * only serializes more).
  */
-function alignment(messages: readonly unknown[], before: readonly unknown[]): number | undefined {
-  if (before.length === 0) return undefined;
-  for (let i = 0; i < Math.min(ALIGN_PROBES, messages.length); i++) {
+function alignment(messages: readonly unknown[], before: readonly unknown[]): number {
+  for (let i = 1; i < Math.min(ALIGN_PROBES + 1, messages.length); i++) {
     const j = before.indexOf(messages[i]);
-    if (j >= 0) return j - i;
+    if (j >= 1) return j - i;
   }
-  return undefined;
+  return 0;
 }
 
 /**

@@ -172,8 +172,8 @@ export class Runtime {
       ...(opts.redact ? { redact: opts.redact } : {}),
     });
 
-    const memoChars = this.config.session.request_memo_bytes;
-    const memos = memoChars > 0 ? new RequestMemos(memoChars) : undefined;
+    const memoBytes = this.config.session.request_memo_bytes;
+    const memos = memoBytes > 0 ? new RequestMemos(memoBytes) : undefined;
     // A cleared history's messages are gone: its memo would only hold their text.
     if (memos) this.events.on("session.cleared", ({ sessionKey }) => memos.forget(sessionKey));
     this.turns = new TurnRunner({

@@ -122,6 +122,41 @@ describe("a turn's calls share their messages' JSON", () => {
     expect(other.seen).toEqual(changed.slice(-1));
   });
 
+  it("a call of the same turn whose history was fitted shorter (the same prompt object) copies what it sends again", () => {
+    const memo = new RequestMemo();
+    const owner = {};
+    const prompt = { role: "system", content: "You help." } as ChatMessage;
+    const stored = Array.from({ length: 6 }, (_, n): ChatMessage[] => [
+      { role: "user", content: `question ${n}` },
+      { role: "assistant", content: `answer ${n}` },
+    ]).flat();
+    const now = { role: "user", content: "now" } as ChatMessage;
+    send(memo, owner, [prompt, ...stored, now], toWire);
+    const round: ChatMessage[] = [
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "todo", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: "No plan yet." },
+    ];
+    const fitted = [prompt, ...stored.slice(4), now, ...round];
+    const next = counted();
+    expect(send(memo, owner, fitted, next.wire)).toBe(JSON.stringify(fitted.map((m) => toWire(m))));
+    expect(next.seen).toEqual(round);
+  });
+
+  it("a message with the same fields in another order is serialized again (a wire that spreads it writes them in its order)", () => {
+    const memo = new RequestMemo();
+    const owner = {};
+    const spread = (message: ChatMessage) => ({ ...message });
+    send(memo, owner, [{ role: "user", content: "hi" } as ChatMessage], spread);
+    const reordered = [{ content: "hi", role: "user" } as ChatMessage];
+    const seen: ChatMessage[] = [];
+    const wire = (message: ChatMessage) => {
+      seen.push(message);
+      return spread(message);
+    };
+    expect(send(memo, owner, reordered, wire)).toBe('[{"content":"hi","role":"user"}]');
+    expect(seen).toEqual(reordered);
+  });
+
   it("whatever a call sends after whatever the last one sent, its text is exactly JSON.stringify's", () => {
     const pool: ChatMessage[] = [
       ...history,

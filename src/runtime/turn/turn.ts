@@ -142,7 +142,7 @@ async function loop(input: TurnInput): Promise<TurnResult> {
   };
 
   // The prompt and the history are the same for every call of the turn: made ready for the model once, so each call
-  // sends the same message objects, whose JSON the provider makes once a turn (RequestMemo).
+  // sends the same message objects, whose JSON the provider copies from the call before (RequestMemo).
   const sent = prefix.slice();
   for (const message of history) sent.push(modelView(message));
   const memo = input.memo ?? new RequestMemo();
