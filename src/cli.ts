@@ -42,8 +42,8 @@ export interface CliIO {
   sizeHeap?: (sizing: HeapSizing) => void;
   /** Sets how soon V8 optimizes the code, once the gateway listens (main.ts gives jit-budget.ts's, tests none). */
   setJitBudget?: (bytes: number) => void;
-  /** Collects the heap once the gateway's turns have left it idle for `idleMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
-  collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void) => () => void;
+  /** Collects the heap once the gateway's turns have left it idle for `idleMs`, and gives back its young generation after `youngMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
+  collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void, youngMs: number) => () => void;
   /**
    * Watches the process that started this one (under `npx`, npm's shell):
    * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
@@ -278,8 +278,11 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
     io.setJitBudget?.(limits.jit_interrupt_budget);
-    stopCollecting = io.collectWhenIdle?.(limits.idle_collect_ms, runtime, (before, after) =>
-      logger.info(`idle: heap collected, ${formatBytes(before)} -> ${formatBytes(after)}`),
+    stopCollecting = io.collectWhenIdle?.(
+      limits.idle_collect_ms,
+      runtime,
+      (before, after) => logger.info(`idle: heap collected, ${formatBytes(before)} -> ${formatBytes(after)}`),
+      limits.young_release_ms,
     );
     // Chat channels start once the gateway listens; one that cannot start is a warning, not a failed start-up.
     // Not awaited: a signal must not wait for a channel still reaching its server (closing stops it).

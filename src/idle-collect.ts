@@ -27,6 +27,28 @@ import type { EventBus } from "./port/events.js";
 /** Old-generation growth (bytes V8 holds for it) since the last collection that makes one worth its cost. */
 export const GROWTH_BYTES = 8 * 1024 * 1024;
 
+/**
+ * The young generation given back (gateway.limits.young_release_ms). V8
+ * shrinks its young generation, and gives the pages back, only at a
+ * scavenge that finds the allocation rate low, and it reckons the rate from
+ * its last ten or so scavenges (or the last 5 s): a gateway whose load
+ * stopped keeps the young generation the load grew (8 MiB at the cap),
+ * long after the last turn, until V8's memory reducer runs some 8-10 s
+ * later. Once no turn has run for `young_release_ms`, the gateway runs
+ * scavenges YOUNG_RELEASE_GAP_MS apart until V8 shrinks it (about 13 of
+ * them on Node 20), at most YOUNG_RELEASE_STEPS. Not closer together: what
+ * the gateway allocates between two (a timer, V8's statistics, the heap
+ * sizer's observer) would then be over V8's 1,000 bytes a millisecond,
+ * and it would never see a low rate (at 10 ms apart it did not). A scavenge of
+ * an idle young generation takes a fraction of a millisecond, and unlike a
+ * full collection drops no optimized code; a load that comes back grows the
+ * young generation again within its first scavenges.
+ */
+export const YOUNG_RELEASE_STEPS = 24;
+export const YOUNG_RELEASE_GAP_MS = 25;
+/** Young-generation bytes below which there is nothing worth giving back (V8's smallest is 1 MiB). */
+export const YOUNG_SMALL_BYTES = 2 * 1024 * 1024;
+
 /** What an idle collector reads and does: the process's own (collectWhenIdle's), or a test's. */
 export interface IdleCollectorPorts {
   /** Bytes the old generation holds now (every V8 space but the young one). */
@@ -37,6 +59,8 @@ export interface IdleCollectorPorts {
   now: () => number;
   /** Told after each collection: the old generation's bytes before and after. */
   collected?: (before: number, after: number) => void;
+  /** Bytes V8 holds for the young generation now (both semi-spaces' capacity). */
+  youngBytes?: () => number;
 }
 
 /** Decides, at each look, whether to collect: no turn for `idleMs`, and grown since the last collection. */
@@ -46,10 +70,15 @@ export class IdleCollector {
   private running = 0;
   /** When a turn last started or ended. */
   private stirred: number;
+  /** Turns started or ended so far: a young-generation release stops when this moves. */
+  private stirs = 0;
+  /** `stirs` when the young generation was last released (or found small): once per rest. */
+  private youngReleasedAt = -1;
 
   constructor(
     private readonly ports: IdleCollectorPorts,
     private readonly idleMs: number,
+    private readonly youngMs = 0,
   ) {
     this.baseline = ports.heapBytes();
     this.stirred = ports.now();
@@ -57,12 +86,32 @@ export class IdleCollector {
 
   turnStarted(): void {
     this.running++;
+    this.stirs++;
     this.stirred = this.ports.now();
   }
 
   turnEnded(): void {
     this.running = Math.max(0, this.running - 1);
+    this.stirs++;
     this.stirred = this.ports.now();
+  }
+
+  /**
+   * One look at the young generation: whether to give it back now (no turn
+   * for `youngMs`, not yet done in this rest, and it is more than V8's
+   * smallest). Returns the `stir` the release belongs to, or undefined.
+   */
+  youngDue(): number | undefined {
+    if (this.youngMs <= 0 || this.running > 0 || this.youngReleasedAt === this.stirs) return undefined;
+    if (this.ports.now() - this.stirred < this.youngMs) return undefined;
+    this.youngReleasedAt = this.stirs;
+    if ((this.ports.youngBytes?.() ?? 0) <= YOUNG_SMALL_BYTES) return undefined;
+    return this.stirs;
+  }
+
+  /** Whether a release begun at `stir` goes on: no turn has started or ended since. */
+  stillResting(stir: number): boolean {
+    return this.stirs === stir && this.running === 0;
   }
 
   /** One look; returns whether it collected. */
@@ -86,6 +135,21 @@ function oldGenerationBytes(): number {
   return bytes;
 }
 
+/** Bytes V8 holds for the young generation. */
+function youngGenerationBytes(): number {
+  return v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+}
+
+/** V8's own `gc`, which Node gives a new context once `--expose-gc` is set: the gateway's context (and a plugin's code) never gets a global `gc`. */
+let exposedGc: ((options?: { type: "minor" | "major" }) => void) | undefined;
+function v8Gc(): (options?: { type: "minor" | "major" }) => void {
+  if (!exposedGc) {
+    v8.setFlagsFromString("--expose-gc");
+    exposedGc = vm.runInNewContext("gc") as (options?: { type: "minor" | "major" }) => void;
+  }
+  return exposedGc;
+}
+
 /**
  * This process's heap collected once the turns of `events` have left it
  * idle for `idleMs` (0: never), looked at every second at most (a quarter
@@ -93,17 +157,14 @@ function oldGenerationBytes(): number {
  * own `gc()`, which Node gives a new context once `--expose-gc` is set:
  * the gateway's context (and a plugin's code) never gets a global `gc`.
  */
-export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, collected?: (before: number, after: number) => void): () => void {
-  if (idleMs <= 0) return () => {};
-  let gc: (() => void) | undefined;
+export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, collected?: (before: number, after: number) => void, youngMs = 0): () => void {
+  if (idleMs <= 0 && youngMs <= 0) return () => {};
   const collector = new IdleCollector(
     {
       heapBytes: oldGenerationBytes,
+      youngBytes: youngGenerationBytes,
       collect: () => {
-        if (!gc) {
-          v8.setFlagsFromString("--expose-gc");
-          gc = vm.runInNewContext("gc") as () => void;
-        }
+        const gc = v8Gc();
         // Twice: the second finds the first one's pages swept, and gives back those it left empty.
         gc();
         gc();
@@ -111,13 +172,40 @@ export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, co
       now: () => performance.now(),
       ...(collected ? { collected } : {}),
     },
-    idleMs,
+    idleMs > 0 ? idleMs : Number.POSITIVE_INFINITY,
+    youngMs,
   );
+  let releasing: NodeJS.Timeout | undefined;
+  const release = (stir: number) => {
+    const gc = v8Gc();
+    const before = youngGenerationBytes();
+    let steps = 0;
+    releasing = setInterval(() => {
+      if (!collector.stillResting(stir) || steps++ >= YOUNG_RELEASE_STEPS) return stopReleasing();
+      gc({ type: "minor" });
+      if (youngGenerationBytes() < before) stopReleasing();
+    }, YOUNG_RELEASE_GAP_MS);
+    releasing.unref();
+  };
+  const stopReleasing = () => {
+    clearInterval(releasing);
+    releasing = undefined;
+  };
   const stops = [events.on("turn.start", () => collector.turnStarted()), events.on("turn.end", () => collector.turnEnded())];
-  const timer = setInterval(() => collector.check(), Math.max(10, Math.min(1000, Math.floor(idleMs / 4))));
+  const shortest = Math.min(idleMs > 0 ? idleMs : Number.POSITIVE_INFINITY, youngMs > 0 ? youngMs : Number.POSITIVE_INFINITY);
+  const timer = setInterval(
+    () => {
+      if (idleMs > 0) collector.check();
+      if (releasing) return;
+      const stir = collector.youngDue();
+      if (stir !== undefined) release(stir);
+    },
+    Math.max(10, Math.min(1000, Math.floor(shortest / 4))),
+  );
   timer.unref();
   return () => {
     clearInterval(timer);
+    stopReleasing();
     for (const stop of stops) stop();
   };
 }

@@ -344,6 +344,11 @@ export const gatewaySchema = z
           .describe(
             "After this many ms without a turn, the gateway runs one full garbage collection if its V8 old generation grew by 8 MiB or more since the last one, and the memory a load left goes back to the system (V8 keeps its high-water mark otherwise). Not sooner: the collection also drops optimized code the next few hundred turns compile again. 0: never.",
           ),
+        young_release_ms: int(0, 3_600_000)
+          .default(250)
+          .describe(
+            "After this many ms without a turn, the gateway gives back its V8 young generation (up to young_generation_mib of pages a load grew) by running scavenges 25 ms apart until V8 shrinks it (about 13 of them); V8 alone waits 8-10 s. Scavenges drop no optimized code; a load that comes back grows it again. 0: never.",
+          ),
         jit_interrupt_budget: int(0, 1_048_576)
           .default(512)
           .describe(

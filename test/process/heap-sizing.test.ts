@@ -87,6 +87,30 @@ describe("the gateway's V8 heap (needs dist/)", () => {
     await own.stop();
   });
 
+  it("a gateway resting after a load gives back the young generation the load grew, long before V8 would (gateway.limits.young_release_ms); with 0 it keeps it", {
+    timeout: 120_000,
+  }, async () => {
+    // The full collection (idle_collect_ms) and V8's memory reducer (8-10 s) come later; both would shrink it too.
+    const releases = await gateway({ young_release_ms: 250, idle_collect_ms: 0 });
+    await load(releases.url);
+    expect(await releases.young()).toBeGreaterThan(2 * MiB);
+    // Looked at every 200 ms for 4 s, before V8's own memory reducer would (8-10 s), and not more often: each look (a
+    // signal, a report) allocates, and V8 gives the pages back only once it sees the allocation rate low.
+    let young = Number.POSITIVE_INFINITY;
+    for (let look = 0; look < 20 && young > 2 * MiB; look++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      young = await releases.young();
+    }
+    expect(young).toBeLessThanOrEqual(2 * MiB);
+    await releases.stop();
+
+    const keeps = await gateway({ young_release_ms: 0, idle_collect_ms: 0 });
+    await load(keeps.url);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await keeps.young()).toBeGreaterThan(2 * MiB);
+    await keeps.stop();
+  });
+
   it("a gateway left idle after a load gives back the heap the load grew (gateway.limits.idle_collect_ms); with 0 it keeps it", {
     timeout: 120_000,
   }, async () => {

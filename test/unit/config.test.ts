@@ -27,6 +27,7 @@ describe("config file lookup", () => {
         young_generation_mib: 8,
         heap_growing_percent: 50,
         idle_collect_ms: 10_000,
+        young_release_ms: 250,
         jit_interrupt_budget: 512,
         stream_queue_bytes: 8_388_608,
         max_streams: 500,

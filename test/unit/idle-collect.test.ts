@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GROWTH_BYTES, IdleCollector } from "../../src/idle-collect.js";
+import { GROWTH_BYTES, IdleCollector, YOUNG_SMALL_BYTES } from "../../src/idle-collect.js";
 
 const MiB = 1024 * 1024;
 
@@ -72,5 +72,59 @@ describe("the heap collected once the gateway is idle (gateway.limits.idle_colle
     state.heap = 24 * MiB + GROWTH_BYTES;
     expect(idle.check()).toBe(true);
     expect(state.collections).toEqual([[24 * MiB + GROWTH_BYTES, 20 * MiB]]);
+  });
+});
+
+/** An IdleCollector that gives the young generation back after `youngMs`, over a young generation and a clock the test moves. */
+function releaser(youngMs = 250) {
+  const state = { now: 0, young: 8 * MiB };
+  const idle = new IdleCollector(
+    { heapBytes: () => 30 * MiB, collect: () => {}, now: () => state.now, youngBytes: () => state.young },
+    Number.POSITIVE_INFINITY,
+    youngMs,
+  );
+  return { idle, state };
+}
+
+describe("the young generation given back once the gateway rests (gateway.limits.young_release_ms)", () => {
+  it("young_release_ms after the last turn, the release is due once, and not again until a turn comes and goes", () => {
+    const { idle, state } = releaser();
+    idle.turnStarted();
+    idle.turnEnded();
+    state.now += 249;
+    expect(idle.youngDue()).toBeUndefined();
+    state.now += 1;
+    const stir = idle.youngDue();
+    expect(stir).toBeDefined();
+    expect(idle.stillResting(stir!)).toBe(true);
+    state.now += 60_000;
+    expect(idle.youngDue()).toBeUndefined();
+    idle.turnStarted();
+    idle.turnEnded();
+    state.now += 250;
+    expect(idle.youngDue()).toBeDefined();
+  });
+
+  it("a turn that starts during a release stops it, and a running turn holds the release off however long it runs", () => {
+    const { idle, state } = releaser();
+    state.now += 250;
+    const stir = idle.youngDue()!;
+    idle.turnStarted();
+    expect(idle.stillResting(stir)).toBe(false);
+    state.now += 3_600_000;
+    expect(idle.youngDue()).toBeUndefined();
+    idle.turnEnded();
+    state.now += 250;
+    expect(idle.youngDue()).toBeDefined();
+  });
+
+  it("a young generation already at V8's smallest is left alone, and 0 turns the release off", () => {
+    const small = releaser();
+    small.state.young = YOUNG_SMALL_BYTES;
+    small.state.now += 1_000;
+    expect(small.idle.youngDue()).toBeUndefined();
+    const off = releaser(0);
+    off.state.now += 3_600_000;
+    expect(off.idle.youngDue()).toBeUndefined();
   });
 });
