@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { isatty } from "node:tty";
 import { runCli } from "./cli.js";
 import { messageOf } from "./errors.js";
 import { sizeHeap } from "./heap-sizing.js";
@@ -11,8 +12,11 @@ runCli({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(`${text}\n`),
   stderr: (text) => process.stderr.write(`${text}\n`),
-  stdin: process.stdin,
-  terminal: process.stdin.isTTY === true && process.stderr.isTTY === true,
+  // Made when a command reads it (the chat): `process.stdin` is a stream made on first use, some 3 ms of every start otherwise.
+  get stdin() {
+    return process.stdin;
+  },
+  terminal: isatty(0) && process.stderr.isTTY === true,
   prompt: (text) => process.stderr.write(text),
   sizeHeap,
   setJitBudget,

@@ -133,7 +133,8 @@ export function urlSecrets(text: string | undefined, add: (value: string) => voi
       // not percent-encoded text: the raw form is the secret
     }
   }
-  for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name)) add(value);
+  // `searchParams` is made on first read (some 2 ms the first time in a process): only for a URL that has a query.
+  if (url.search !== "") for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name)) add(value);
 }
 
 /** `--password=x`, `--api-key x`, `-token=x`: the value of a flag named like a secret. */
