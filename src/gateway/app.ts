@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { TrieRouter } from "hono/router/trie-router";
 import { z } from "zod";
 import { RequestError } from "../errors.js";
 import { type Logger, silentLogger } from "../log.js";
@@ -88,7 +89,10 @@ const DEFAULT_IDEMPOTENCY: IdempotencyLimits = { maxKeys: 1_000, maxBytes: 16_77
 const DEFAULT_RESPONSES: ResponseLimits = { maxResponses: 1_000, maxBytes: 33_554_432 };
 
 export function createApp(runtime: Runtime, opts: AppOptions = {}): Hono {
-  const app = new Hono();
+  // hono's default router compiles every route into one regular expression at the first request: 3-8 ms of the
+  // gateway's first answer after start. The trie router takes ~1 ms to set up, and under a microsecond more a match
+  // (measured with these 37 routes: 0.9 against 0.07 µs), nothing beside a turn's milliseconds.
+  const app = new Hono({ router: new TrieRouter() });
   const logger = opts.logger ?? silentLogger;
 
   app.onError((error, c) => {
