@@ -116,3 +116,14 @@ export function describeIssues(error: z.core.$ZodError, opts: { prefix?: PathPar
     return name ? `${name}: ${describeIssue(issue)}` : describeIssue(issue);
   });
 }
+
+/**
+ * A schema made when first used, not when its module loads: zod builds
+ * every schema object at once, and the gateway's start-up pays for those
+ * of routes no request may ever ask for (the OpenAI-compatible API's
+ * bodies: some 2-4 ms of every start).
+ */
+export function madeOnFirstUse<S extends z.ZodType>(make: () => S): () => S {
+  let schema: S | undefined;
+  return () => (schema ??= make());
+}

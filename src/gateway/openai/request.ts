@@ -3,7 +3,7 @@ import { RequestError } from "../../errors.js";
 import type { ImageInput } from "../../runtime/turn/images.js";
 import type { ConversationInput, Sampling, ToolSpec } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
-import { parseReporting, problemsLine } from "../../validation.js";
+import { madeOnFirstUse, parseReporting, problemsLine } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
 import { samplingFrom } from "./sampling.js";
 
@@ -12,67 +12,72 @@ import { samplingFrom } from "./sampling.js";
  * structure (`temperature`, `top_p`, `max_tokens` / `max_completion_tokens`,
  * `stop`, `seed`, `response_format`, `parallel_tool_calls`) reach the model
  * over its entry's settings; other fields are ignored (README, "Use it from
- * OpenAI clients"); a client's `tools` are not offered yet.
+ * OpenAI clients"); a client's `tools` are not offered yet. The schema is
+ * made with the first request that needs it.
  */
-const toolCall = z.looseObject({
-  id: z.string().min(1),
-  type: z.literal("function").optional(),
-  function: z.looseObject({ name: z.string(), arguments: z.string() }),
-});
-const message = z.looseObject({
-  role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
-  // A string or a list of parts, read by fromOpenAIContent (which names what is wrong in a part).
-  content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
-  tool_calls: z.array(toolCall).nullish(),
-  tool_call_id: z.string().nullish(),
-});
-/** A client's function tool, as OpenAI writes it. */
-const clientTool = z.looseObject({
-  type: z.literal("function"),
-  function: z.looseObject({
-    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
-    description: z.string().nullish(),
-    parameters: z.record(z.string(), z.unknown()).nullish(),
-  }),
-});
-const toolChoice = z.union([
-  z.enum(["none", "auto", "required"]),
-  z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) }),
-]);
-const body = z.looseObject({
-  model: z.string().min(1),
-  messages: z.array(message).min(1, "expected at least one message"),
-  stream: z.boolean().nullish(),
-  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
-  user: z.string().nullish(),
-  n: z.literal(1, { error: "only n: 1 is supported (one answer a request)" }).nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().min(0).max(1).nullish(),
-  max_tokens: z.int().min(1).nullish(),
-  max_completion_tokens: z.int().min(1).nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
-  seed: z.int().nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  tools: z.array(clientTool).max(128).nullish(),
-  tool_choice: toolChoice.nullish(),
-  response_format: z
-    .discriminatedUnion("type", [
-      z.looseObject({ type: z.literal("text") }),
-      z.looseObject({ type: z.literal("json_object") }),
-      z.looseObject({
-        type: z.literal("json_schema"),
-        json_schema: z.looseObject({
-          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
-          schema: z.record(z.string(), z.unknown()).optional(),
-          strict: z.boolean().nullish(),
+const body = madeOnFirstUse(() => {
+  const toolCall = z.looseObject({
+    id: z.string().min(1),
+    type: z.literal("function").optional(),
+    function: z.looseObject({ name: z.string(), arguments: z.string() }),
+  });
+  const message = z.looseObject({
+    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+    // A string or a list of parts, read by fromOpenAIContent (which names what is wrong in a part).
+    content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional(),
+    tool_calls: z.array(toolCall).nullish(),
+    tool_call_id: z.string().nullish(),
+  });
+  /** A client's function tool, as OpenAI writes it. */
+  const clientTool = z.looseObject({
+    type: z.literal("function"),
+    function: z.looseObject({
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
+      description: z.string().nullish(),
+      parameters: z.record(z.string(), z.unknown()).nullish(),
+    }),
+  });
+  const toolChoice = z.union([
+    z.enum(["none", "auto", "required"]),
+    z.looseObject({ type: z.literal("function"), function: z.looseObject({ name: z.string() }) }),
+  ]);
+  return z.looseObject({
+    model: z.string().min(1),
+    messages: z.array(message).min(1, "expected at least one message"),
+    stream: z.boolean().nullish(),
+    stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
+    user: z.string().nullish(),
+    n: z.literal(1, { error: "only n: 1 is supported (one answer a request)" }).nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    max_tokens: z.int().min(1).nullish(),
+    max_completion_tokens: z.int().min(1).nullish(),
+    stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+    seed: z.int().nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    tools: z.array(clientTool).max(128).nullish(),
+    tool_choice: toolChoice.nullish(),
+    response_format: z
+      .discriminatedUnion("type", [
+        z.looseObject({ type: z.literal("text") }),
+        z.looseObject({ type: z.literal("json_object") }),
+        z.looseObject({
+          type: z.literal("json_schema"),
+          json_schema: z.looseObject({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
+            schema: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullish(),
+          }),
         }),
-      }),
-    ])
-    .nullish(),
+      ])
+      .nullish(),
+  });
 });
+type Body = z.infer<ReturnType<typeof body>>;
+type Message = Body["messages"][number];
 
 /** What the body asks of the model's answers, or undefined when it asks nothing. */
-function samplingOf(data: z.infer<typeof body>): Sampling | undefined {
+function samplingOf(data: Body): Sampling | undefined {
   const choice = data.tool_choice;
   const format = data.response_format;
   return samplingFrom({
@@ -105,8 +110,6 @@ export interface CompletionRequest {
   conversation: { session: string } | { history: ConversationInput["history"]; system: string[] };
 }
 
-type Message = z.infer<typeof message>;
-
 /** A message's text and images: a string, or its `text` and `image_url` parts; only a user's message may carry images. */
 function contentOf(m: Message, i: number): { text: string; images: ImageInput[] } {
   if (m.content === undefined || m.content === null) return { text: "", images: [] };
@@ -119,7 +122,7 @@ function contentOf(m: Message, i: number): { text: string; images: ImageInput[] 
 
 /** The request read and checked; `400 invalid_request` naming the field otherwise. */
 export function readCompletionRequest(json: unknown, sessionHeader: string | undefined): CompletionRequest {
-  const parsed = parseReporting(body, json);
+  const parsed = parseReporting(body(), json);
   if (!parsed.success) throw new RequestError("invalid_request", problemsLine(parsed.error));
   const { model, messages, stream, stream_options, user } = parsed.data;
   const clientTools = (parsed.data.tools ?? []).map(

@@ -8,7 +8,7 @@ import type { ChatMessage, ConversationInput, MessageOutcome, Sampling, ToolCall
 import type { Runtime } from "../../runtime/runtime.js";
 import type { MessageEvent } from "../../runtime/streams/message-stream.js";
 import { joinSignals } from "../../signals.js";
-import { parseReporting, problemsLine } from "../../validation.js";
+import { madeOnFirstUse, parseReporting, problemsLine } from "../../validation.js";
 import { failureOf } from "../errors.js";
 import { readJson } from "../read-json.js";
 import { BoundedMap } from "../bounded-map.js";
@@ -30,49 +30,54 @@ import { samplingFrom } from "./sampling.js";
  * bytes, the oldest going first) and kept for a day.
  */
 
-const contentPart = z.looseObject({ type: z.string(), text: z.string().optional(), image_url: z.string().optional() });
-const item = z.union([
-  z.looseObject({
-    type: z.literal("message").optional(),
-    role: z.enum(["user", "assistant", "system", "developer"]),
-    content: z.union([z.string(), z.array(contentPart)]),
-  }),
-  z.looseObject({ type: z.literal("function_call"), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
-  z.looseObject({ type: z.literal("function_call_output"), call_id: z.string().min(1), output: z.string() }),
-]);
-const tool = z.looseObject({
-  type: z.literal("function"),
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
-  description: z.string().nullish(),
-  parameters: z.record(z.string(), z.unknown()).nullish(),
+/** A request body's schema, made with the first request that needs it. */
+const body = madeOnFirstUse(() => {
+  const contentPart = z.looseObject({ type: z.string(), text: z.string().optional(), image_url: z.string().optional() });
+  const item = z.union([
+    z.looseObject({
+      type: z.literal("message").optional(),
+      role: z.enum(["user", "assistant", "system", "developer"]),
+      content: z.union([z.string(), z.array(contentPart)]),
+    }),
+    z.looseObject({ type: z.literal("function_call"), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string() }),
+    z.looseObject({ type: z.literal("function_call_output"), call_id: z.string().min(1), output: z.string() }),
+  ]);
+  const tool = z.looseObject({
+    type: z.literal("function"),
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "expected 1-64 letters, digits, _ or -"),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+  });
+  return z.looseObject({
+    model: z.string().min(1),
+    input: z.union([z.string(), z.array(item).min(1)]),
+    instructions: z.string().nullish(),
+    tools: z.array(tool).max(128).nullish(),
+    tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.literal("function"), name: z.string() })]).nullish(),
+    previous_response_id: z.string().nullish(),
+    store: z.boolean().nullish(),
+    stream: z.boolean().nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    max_output_tokens: z.int().min(1).nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    text: z
+      .looseObject({
+        format: z
+          .looseObject({
+            type: z.enum(["text", "json_object", "json_schema"]),
+            name: z.string().optional(),
+            schema: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullish(),
+          })
+          .nullish(),
+      })
+      .nullish(),
+  });
 });
-const body = z.looseObject({
-  model: z.string().min(1),
-  input: z.union([z.string(), z.array(item).min(1)]),
-  instructions: z.string().nullish(),
-  tools: z.array(tool).max(128).nullish(),
-  tool_choice: z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.literal("function"), name: z.string() })]).nullish(),
-  previous_response_id: z.string().nullish(),
-  store: z.boolean().nullish(),
-  stream: z.boolean().nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().min(0).max(1).nullish(),
-  max_output_tokens: z.int().min(1).nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  text: z
-    .looseObject({
-      format: z
-        .looseObject({
-          type: z.enum(["text", "json_object", "json_schema"]),
-          name: z.string().optional(),
-          schema: z.record(z.string(), z.unknown()).optional(),
-          strict: z.boolean().nullish(),
-        })
-        .nullish(),
-    })
-    .nullish(),
-});
-type Body = z.output<typeof body>;
+type Body = z.output<ReturnType<typeof body>>;
+/** A part of a message item's content. */
+type ContentPart = { type: string; text?: string | undefined; image_url?: string | undefined };
 
 /** How long a stored response is kept. */
 const KEEP_MS = 24 * 3600_000;
@@ -109,7 +114,7 @@ class ResponseStore {
 }
 
 /** Text of a message item's content (its text parts); images are refused with a clear error. */
-function textOf(content: string | z.output<typeof contentPart>[], at: string): string {
+function textOf(content: string | ContentPart[], at: string): string {
   if (typeof content === "string") return content;
   return content
     .map((part, i) => {
@@ -136,7 +141,7 @@ function readRequest(data: Body, previous: Stored | undefined): Read {
   items.forEach((entry, i) => {
     const at = `input[${i}]`;
     if ("role" in entry && !("call_id" in entry)) {
-      const text = textOf(entry.content as string | z.output<typeof contentPart>[], at);
+      const text = textOf(entry.content as string | ContentPart[], at);
       if (entry.role === "system" || entry.role === "developer") system.push(text);
       else history.push(entry.role === "user" ? { role: "user", content: text } : { role: "assistant", content: text });
     } else if (entry.type === "function_call") {
@@ -246,7 +251,7 @@ export function mountResponses(app: Hono, runtime: Runtime, limits: ResponseLimi
   });
 
   app.post("/v1/responses", async (c) => {
-    const parsed = parseReporting(body, await readJson(c.req.raw));
+    const parsed = parseReporting(body(), await readJson(c.req.raw));
     if (!parsed.success) throw new RequestError("invalid_request", problemsLine(parsed.error));
     const data = parsed.data;
     if (!runtime.agentIds().includes(data.model)) throw modelNotFound(data.model);
