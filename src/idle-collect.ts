@@ -109,6 +109,12 @@ export class IdleCollector {
     return this.stirs;
   }
 
+  /** Ms until a young-generation release may be due: 0 now, Infinity while a turn runs or when it is off. */
+  youngWait(): number {
+    if (this.youngMs <= 0 || this.running > 0) return Number.POSITIVE_INFINITY;
+    return Math.max(0, this.youngMs - (this.ports.now() - this.stirred));
+  }
+
   /** Whether a release begun at `stir` goes on: no turn has started or ended since. */
   stillResting(stir: number): boolean {
     return this.stirs === stir && this.running === 0;
@@ -153,7 +159,8 @@ function v8Gc(): (options?: { type: "minor" | "major" }) => void {
 /**
  * This process's heap collected once the turns of `events` have left it
  * idle for `idleMs` (0: never), looked at every second at most (a quarter
- * of `idleMs` when shorter). Returns what stops it. The collection is V8's
+ * of `idleMs` when shorter), and its young generation given back once they
+ * have left it resting for `youngMs` (0: never). Returns what stops it. The collection is V8's
  * own `gc()`, which Node gives a new context once `--expose-gc` is set:
  * the gateway's context (and a plugin's code) never gets a global `gc`.
  */
@@ -191,20 +198,37 @@ export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, co
     clearInterval(releasing);
     releasing = undefined;
   };
-  const stops = [events.on("turn.start", () => collector.turnStarted()), events.on("turn.end", () => collector.turnEnded())];
-  const shortest = Math.min(idleMs > 0 ? idleMs : Number.POSITIVE_INFINITY, youngMs > 0 ? youngMs : Number.POSITIVE_INFINITY);
-  const timer = setInterval(
-    () => {
-      if (idleMs > 0) collector.check();
+  // The release is looked at when it may be due: `youngMs` after start-up and after each turn's end (one timer).
+  let due: NodeJS.Timeout | undefined;
+  const lookAtYoung = (ms: number) => {
+    clearTimeout(due);
+    due = setTimeout(() => {
+      due = undefined;
       if (releasing) return;
+      // A timer may fire a little before its time by the process's clock: it looks again then.
+      const wait = collector.youngWait();
+      if (wait > 0) {
+        if (Number.isFinite(wait)) lookAtYoung(wait);
+        return;
+      }
       const stir = collector.youngDue();
       if (stir !== undefined) release(stir);
-    },
-    Math.max(10, Math.min(1000, Math.floor(shortest / 4))),
-  );
-  timer.unref();
+    }, ms);
+    due.unref();
+  };
+  const stops = [
+    events.on("turn.start", () => collector.turnStarted()),
+    events.on("turn.end", () => {
+      collector.turnEnded();
+      if (youngMs > 0) lookAtYoung(youngMs);
+    }),
+  ];
+  if (youngMs > 0) lookAtYoung(youngMs);
+  const timer = idleMs > 0 ? setInterval(() => collector.check(), Math.max(10, Math.min(1000, Math.floor(idleMs / 4)))) : undefined;
+  timer?.unref();
   return () => {
     clearInterval(timer);
+    clearTimeout(due);
     stopReleasing();
     for (const stop of stops) stop();
   };

@@ -105,6 +105,21 @@ describe("the young generation given back once the gateway rests (gateway.limits
     expect(idle.youngDue()).toBeDefined();
   });
 
+  it("says how long until the release may be due: young_release_ms after the last turn's end, never while a turn runs", () => {
+    const { idle, state } = releaser();
+    expect(idle.youngWait()).toBe(250);
+    state.now += 100;
+    expect(idle.youngWait()).toBe(150);
+    idle.turnStarted();
+    expect(idle.youngWait()).toBe(Number.POSITIVE_INFINITY);
+    state.now += 1_000;
+    idle.turnEnded();
+    expect(idle.youngWait()).toBe(250);
+    state.now += 400;
+    expect(idle.youngWait()).toBe(0);
+    expect(releaser(0).idle.youngWait()).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it("a turn that starts during a release stops it, and a running turn holds the release off however long it runs", () => {
     const { idle, state } = releaser();
     state.now += 250;
