@@ -204,7 +204,8 @@ export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, co
     clearTimeout(due);
     due = setTimeout(() => {
       due = undefined;
-      if (releasing) return;
+      // A release still running (its next step will see the turn that came, and stop) is looked past.
+      if (releasing) return lookAtYoung(YOUNG_RELEASE_GAP_MS);
       // A timer may fire a little before its time by the process's clock: it looks again then.
       const wait = collector.youngWait();
       if (wait > 0) {
