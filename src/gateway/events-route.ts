@@ -9,6 +9,15 @@ import { StreamSlots } from "./stream-slots.js";
 /** No cap (an embedder's app without limits): a slot is always there. */
 const UNBOUNDED = new StreamSlots(Number.POSITIVE_INFINITY);
 
+/** An event stream's headers (and content type, text/event-stream). */
+const STREAM_HEADERS: Readonly<Record<string, string>> = {
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "transfer-encoding": "chunked",
+  // A proxy that buffers answers (nginx) passes this stream on as it comes, whatever its own config says.
+  "x-accel-buffering": "no",
+};
+
 /** The last event of a stream the gateway ends because it is stopping. */
 const SHUTDOWN_EVENT = sseEvent("shutdown", { reason: "the gateway is shutting down" });
 
@@ -50,12 +59,19 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
   // A slot first: past the cap, a clear 503, and nothing is subscribed.
   // (A bad Last-Event-ID is a 400 before that: nothing is taken.)
   const after = lastEventId(c);
-  if (!slots.take()) {
-    throw new PicoclawError(`${slots.max} event streams are open (gateway.limits.max_streams); close one, or try again later`, {
+  const tooMany = () =>
+    new PicoclawError(`${slots.max} event streams are open (gateway.limits.max_streams); close one, or try again later`, {
       code: "too_many_streams",
       fault: "system",
     });
+  // A HEAD gets what a GET would (its status and headers), and no stream: hono's node adapter answers it without
+  // reading or cancelling the body, so a stream made for it kept its slot and its subscription for good (five HEADs
+  // filled max_streams 5).
+  if (c.req.method === "HEAD") {
+    if (slots.size >= slots.max) throw tooMany();
+    return c.body(null, 200, { ...STREAM_HEADERS, "content-type": "text/event-stream" });
   }
+  if (!slots.take()) throw tooMany();
   const subscription = runtime.subscribe(sessionKey, after === undefined ? {} : { after });
   // A shared outbox tells the other gateways of the stream first (bounded): what they send once it is open is not missed.
   if (subscription.ready) await subscription.ready;
@@ -121,11 +137,5 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
   if (ended.signal.aborted) onEnd();
   else ended.signal.addEventListener("abort", onEnd, { once: true });
 
-  return eventStreamAnswer(c, body, {
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "transfer-encoding": "chunked",
-    // A proxy that buffers answers (nginx) passes this stream on as it comes, whatever its own config says.
-    "x-accel-buffering": "no",
-  });
+  return eventStreamAnswer(c, body, STREAM_HEADERS);
 }

@@ -202,6 +202,22 @@ describe("the server's limits", () => {
     });
   });
 
+  it("HEAD requests on event streams take no stream slot: after twenty, max_streams streams still open, and a HEAD past the cap is 503 as a GET", {
+    timeout: 60_000,
+  }, async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, maxStreams: 3 } });
+    for (let i = 0; i < 20; i++) {
+      const head = await send(`${running.url}/v1/sessions/agent:main:http:h${i}/events`, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(head.headers["content-type"]).toBe("text/event-stream");
+    }
+    const streams = [];
+    for (let i = 0; i < 3; i++) streams.push(await openEvents(running.url, `agent:main:http:s${i}`));
+    const full = await send(`${running.url}/v1/sessions/agent:main:http:h0/events`, { method: "HEAD" });
+    expect(full.status).toBe(503);
+  });
+
   it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {
     const h = harness();
     const running = await serve(h, { limits: { maxConnections: 3 } });
