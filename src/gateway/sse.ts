@@ -100,7 +100,9 @@ export class SseAnswer {
           while (this.queue.length === 0 && !this.ended && !this.gone.signal.aborted) {
             await new Promise<void>((resolve) => (this.wake = resolve));
           }
-          if (this.gone.signal.aborted) return;
+          // A client that left (its FIN) gets the answer's end: returning without it left the response open for good, its
+          // socket half-closed on the server's side and counted as an open stream.
+          if (this.gone.signal.aborted) return closeQuietly(controller);
           if (this.queue.length > 0) {
             const text = this.queue.length === 1 ? this.queue[0]! : this.queue.join("");
             this.queue.length = 0;
@@ -181,6 +183,15 @@ export class SseAnswer {
     this.queuedBytes = 0;
     this.gone.abort(reason);
     this.wake?.();
+  }
+}
+
+/** Ends a stream's body; one its reader cancelled is closed already. */
+function closeQuietly(controller: ReadableStreamDefaultController<Uint8Array>): void {
+  try {
+    controller.close();
+  } catch {
+    // cancelled by its reader: nothing to end
   }
 }
 

@@ -107,6 +107,46 @@ describe("the node server", () => {
     expect((await h.runtime.historyOf("agent:main:http:half")).map((m) => m.content)).toEqual(["hi", "worth the wait"]);
   });
 
+  it("a streamed answer whose client half-closes ends, on each streamed route: the turn is aborted, the answer finished and the connection closed (it stayed open for good, counted as a stream)", async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("too late"), delayMs: 300 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const outcomes: string[] = [];
+    h.runtime.on("turn.end", (event) => outcomes.push(event.outcome));
+    const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
+    onTestFinished(() => running.close());
+    const { port } = new URL(running.url);
+    const requests: [string, unknown][] = [
+      ["/v1/chat", { message: "hi", session: "fin", stream: true }],
+      ["/v1/chat/completions", { model: "main", stream: true, messages: [{ role: "user", content: "hi" }] }],
+      ["/v1/responses", { model: "main", stream: true, input: "hi" }],
+    ];
+    for (const [route, json] of requests) {
+      const body = JSON.stringify(json);
+      const answer = await within(
+        `the streamed answer of ${route} to end once its client half-closed`,
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), "127.0.0.1", () => {
+            socket.write(
+              `POST ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+            );
+            socket.end();
+          });
+          onTestFinished(() => void socket.destroy());
+          let text = "";
+          socket.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          socket.on("close", () => resolve(text));
+          socket.on("error", reject);
+        }),
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+      // The chunked body's last chunk: the answer was finished, not cut.
+      expect(answer.endsWith("0\r\n\r\n")).toBe(true);
+    }
+    await waitFor("the three turns' ends", () => outcomes.length === 3, { instead: () => `it got ${outcomes.join(", ")}` });
+    expect(outcomes).toEqual(["aborted", "aborted", "aborted"]);
+  });
+
   it("DELETE /v1/sessions/<key> over a real connection, with no body and so no Content-Type, clears the session", async () => {
     const h = harness();
     const running = await startGateway({ runtime: h.runtime, logger: h.logger, host: "127.0.0.1", port: 0, token: "" });
