@@ -5,6 +5,7 @@ import { quoted } from "../validation.js";
 import { joinSignals } from "../signals.js";
 import { HEARTBEAT_MS, eventStreamAnswer, nodeResponse, onClientFin, sessionItemEvent, sseEvent } from "./sse.js";
 import { StreamSlots } from "./stream-slots.js";
+import { carriesBody, refuse } from "./refusal.js";
 
 /** No cap (an embedder's app without limits): a slot is always there. */
 const UNBOUNDED = new StreamSlots(Number.POSITIVE_INFINITY);
@@ -59,6 +60,9 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
   // A slot first: past the cap, a clear 503, and nothing is subscribed.
   // (A bad Last-Event-ID is a 400 before that: nothing is taken.)
   const after = lastEventId(c);
+  // A GET with a body is refused: the node server reads no GET's body, so a large one left the socket paused, and the
+  // client's leaving (its FIN, behind the unread bytes) unseen: its stream slot stayed taken until request_timeout_ms.
+  if (carriesBody(c)) return refuse(c, 400, "invalid_request", "GET .../events takes no request body");
   const tooMany = () =>
     new PicoclawError(`${slots.max} event streams are open (gateway.limits.max_streams); close one, or try again later`, {
       code: "too_many_streams",

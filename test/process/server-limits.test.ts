@@ -218,6 +218,25 @@ describe("the server's limits", () => {
     expect(full.status).toBe(503);
   });
 
+  it("a GET of an event stream with a body is refused 400 and takes no stream slot (unread, a large body hid the client's leaving until request_timeout_ms)", {
+    timeout: 60_000,
+  }, async () => {
+    const h = harness();
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, maxStreams: 3 } });
+    const { port } = new URL(running.url);
+    for (let i = 0; i < 5; i++) {
+      const body = "x".repeat(100_000);
+      const { closed } = await connect(
+        Number(port),
+        `GET /v1/sessions/agent:main:http:b${i}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      const answer = await within("the refusal, and the connection closed", closed);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('{"error":{"code":"invalid_request","message":"GET .../events takes no request body"}}');
+    }
+    for (let i = 0; i < 3; i++) await openEvents(running.url, `agent:main:http:s${i}`);
+  });
+
   it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {
     const h = harness();
     const running = await serve(h, { limits: { maxConnections: 3 } });
