@@ -3,12 +3,16 @@ import { GROWTH_BYTES, IdleCollector, YOUNG_SMALL_BYTES } from "../../src/idle-c
 
 const MiB = 1024 * 1024;
 
-/** An IdleCollector over a heap and a clock the test moves: what it collected, and the heap's size after each collection. */
-function collector(idleMs = 10_000) {
-  const state = { now: 0, heap: 30 * MiB, live: 20 * MiB, collections: [] as [number, number][] };
+/**
+ * An IdleCollector over a heap, a young generation and a clock the test moves: what it collected, and the heap's
+ * size after each collection.
+ */
+function collector(idleMs = 10_000, youngMs = 0) {
+  const state = { now: 0, heap: 30 * MiB, live: 20 * MiB, young: 8 * MiB, collections: [] as [number, number][] };
   const idle = new IdleCollector(
     {
       heapBytes: () => state.heap,
+      youngBytes: () => state.young,
       collect: () => {
         state.heap = state.live;
       },
@@ -16,6 +20,7 @@ function collector(idleMs = 10_000) {
       collected: (before, after) => state.collections.push([before, after]),
     },
     idleMs,
+    youngMs,
   );
   return { idle, state };
 }
@@ -75,16 +80,8 @@ describe("the heap collected once the gateway is idle (gateway.limits.idle_colle
   });
 });
 
-/** An IdleCollector that gives the young generation back after `youngMs`, over a young generation and a clock the test moves. */
-function releaser(youngMs = 250) {
-  const state = { now: 0, young: 8 * MiB };
-  const idle = new IdleCollector(
-    { heapBytes: () => 30 * MiB, collect: () => {}, now: () => state.now, youngBytes: () => state.young },
-    Number.POSITIVE_INFINITY,
-    youngMs,
-  );
-  return { idle, state };
-}
+/** An IdleCollector that only gives the young generation back, after `youngMs`. */
+const releaser = (youngMs = 250) => collector(Number.POSITIVE_INFINITY, youngMs);
 
 describe("the young generation given back once the gateway rests (gateway.limits.young_release_ms)", () => {
   it("young_release_ms after the last turn, the release is due once, and not again until a turn comes and goes", () => {
