@@ -66,6 +66,16 @@ export class IdempotencyStore {
 }
 
 /** The middleware of one route: keyed by the route and the client's key. */
+/**
+ * Whether an answer is kept for the key's retries: not one that says to try
+ * again (429: the session's queue was full; 5xx: the model, the store or
+ * the turn's time failed), or a client retrying with the same key, as the
+ * OpenAI SDKs do, would be handed the same failure for as long as it is kept.
+ */
+function keptForRetries(status: number): boolean {
+  return status !== 429 && status < 500;
+}
+
 export function idempotent(store: IdempotencyStore): MiddlewareHandler {
   return async (c: Context, next) => {
     const given = c.req.header("idempotency-key");
@@ -102,7 +112,7 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
     const res = c.res;
     const contentType = res.headers.get("content-type") ?? "application/json";
     if (!res.body || !contentType.startsWith("text/event-stream")) {
-      if (signal.aborted) store.delete(key);
+      if (signal.aborted || !keptForRetries(res.status)) store.delete(key);
       else store.finish(key, res.status, contentType, await res.clone().text());
       return;
     }

@@ -92,6 +92,43 @@ describe("Idempotency-Key on POST /v1/chat/completions", () => {
     await eventually(async () => expect(await open()).toBe(0));
   });
 
+  it("an answer that says to try again (the model failing: 502) is not kept for the key: its retry runs a turn and gets the answer", async () => {
+    let failing = true;
+    const h = harness({
+      config: wireConfig(),
+      models: {
+        sleep: async () => {},
+        fetch: async () =>
+          failing
+            ? new Response(JSON.stringify({ error: { message: "overloaded" } }), { status: 503, headers: { "content-type": "application/json" } })
+            : new Response(
+                JSON.stringify({
+                  id: "c1",
+                  object: "chat.completion",
+                  created: 0,
+                  model: "m",
+                  choices: [{ index: 0, message: { role: "assistant", content: "now it works" }, finish_reason: "stop" }],
+                }),
+                { status: 200, headers: { "content-type": "application/json" } },
+              ),
+      },
+    });
+    const post = () =>
+      h.request("/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "flaky" },
+        body: JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }] }),
+      });
+    const failed = await post();
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    failing = false;
+    const retried = await post();
+    expect(retried.headers.get("idempotent-replayed")).toBeNull();
+    expect((await jsonOf(retried)).choices[0].message.content).toBe("now it works");
+    // And a success is kept: the next repeat is replayed.
+    expect((await post()).headers.get("idempotent-replayed")).toBe("true");
+  });
+
   it("a first request whose client left before the answer is forgotten: the retry runs", async () => {
     const { model, turns, post } = gateway();
     const gone = new AbortController();
