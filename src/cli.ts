@@ -262,6 +262,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
           headersTimeoutMs: limits.headers_timeout_ms,
           requestTimeoutMs: limits.request_timeout_ms,
           keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
+          sendTimeoutMs: limits.send_timeout_ms,
           maxConnections: limits.max_connections,
           streamQueueBytes: limits.stream_queue_bytes,
           maxStreams: limits.max_streams,

@@ -311,6 +311,11 @@ export const gatewaySchema = z
           .default(30_000)
           .describe("Time a client has to send a whole request (headers and body), in ms. The answer may take longer."),
         keep_alive_timeout_ms: int(100, 600_000).default(5_000).describe("How long an idle connection stays open after an answer, in ms."),
+        send_timeout_ms: int(100, 3_600_000)
+          .default(30_000)
+          .describe(
+            "Time an answer's bytes may wait for their client to take them (a large history page or reply it does not read): a connection whose writes have not moved for this long is closed, and such a connection is the first closed when room is needed. A connection that is only silent (a turn waiting for its model) is left alone.",
+          ),
         max_connections: int(1, 1_000_000)
           .default(1_000)
           .describe("Open connections at most; a new one past it closes the longest-idle connection, or is refused when all are busy."),

@@ -16,8 +16,18 @@ import type { Logger } from "../log.js";
  * answer coming, but is the first to go when room is needed: before any
  * newcomer is refused, the half-closed connection busy the longest is
  * closed (its turn aborted), so clients that left cannot hold the gateway.
+ *
+ * An answer its client does not take (a large history page it never reads:
+ * the socket holds what the kernel could not) would keep its connection
+ * busy, and its bytes in memory, for good. Node's socket timeout, set to
+ * `sendTimeoutMs`, holds off while a write makes progress: when it fires
+ * on a connection with bytes still to send, the connection is closed; on an
+ * idle one (no request: what Node's keep-alive timeout sets it for), too,
+ * as Node would; on one that is only silent (a turn waiting for its model)
+ * nothing happens. A busy connection with bytes its client has not taken
+ * goes before a half-closed one when room is needed.
  */
-export function limitConnections(server: Server, max: number, logger: Logger): void {
+export function limitConnections(server: Server, max: number, logger: Logger, sendTimeoutMs = 30_000): void {
   /** Open connections and their requests in progress, longest idle first (a Map keeps insertion order). */
   const open = new Map<Socket, { busy: number; halfClosed: boolean }>();
   let refusing = false;
@@ -38,9 +48,12 @@ export function limitConnections(server: Server, max: number, logger: Logger): v
       refusing = false;
       return;
     }
-    // The idle one longest idle, else the half-closed one longest busy (its client may be gone).
+    // The idle one longest idle, else one whose answer waits for its client to take it, else the half-closed one
+    // longest busy (its client may be gone).
     const room =
-      [...open].find(([other, { busy }]) => other !== socket && busy === 0) ?? [...open].find(([other, { halfClosed }]) => other !== socket && halfClosed);
+      [...open].find(([other, { busy }]) => other !== socket && busy === 0) ??
+      [...open].find(([other]) => other !== socket && other.writableLength > 0) ??
+      [...open].find(([other, { halfClosed }]) => other !== socket && halfClosed);
     if (room) {
       room[0].destroy();
       open.delete(room[0]);
@@ -51,6 +64,11 @@ export function limitConnections(server: Server, max: number, logger: Logger): v
     socket.destroy();
     if (!refusing) logger.warn(`gateway.limits.max_connections (${max}) reached with every connection busy: refusing new connections`);
     refusing = true;
+  });
+  // With a listener here, Node leaves every timed-out socket to it (without one it closes each).
+  server.setTimeout(sendTimeoutMs, (socket: Socket) => {
+    const state = open.get(socket);
+    if (state === undefined || state.busy === 0 || socket.writableLength > 0) socket.destroy();
   });
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;

@@ -19,6 +19,8 @@ export interface ServerLimits {
   requestTimeoutMs: number;
   /** How long an idle connection stays open after an answer. */
   keepAliveTimeoutMs: number;
+  /** Time an answer's bytes may wait for their client to take them; past it the connection is closed. */
+  sendTimeoutMs: number;
   /** Open connections at most (see `limitConnections`). */
   maxConnections: number;
   /** Bytes a streamed answer holds that its client has not read; past it the stream is cut and its turn aborted. */
@@ -38,6 +40,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+  sendTimeoutMs: 30_000,
   maxConnections: 1_000,
   streamQueueBytes: ANSWER_QUEUE_BYTES,
   maxStreams: 500,
@@ -125,7 +128,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // not its turn aborted. Node's own switch for it (without it, the end of the request's stream counts as the
   // client gone). A client that goes away entirely still aborts its turn, when the connection closes.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  limitConnections(server, limits.maxConnections, logger);
+  limitConnections(server, limits.maxConnections, logger, limits.sendTimeoutMs);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;

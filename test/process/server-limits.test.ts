@@ -105,6 +105,7 @@ describe("the server's limits", () => {
       headersTimeoutMs: limits.headers_timeout_ms,
       requestTimeoutMs: limits.request_timeout_ms,
       keepAliveTimeoutMs: limits.keep_alive_timeout_ms,
+      sendTimeoutMs: limits.send_timeout_ms,
       maxConnections: limits.max_connections,
       streamQueueBytes: limits.stream_queue_bytes,
       maxStreams: limits.max_streams,
@@ -235,6 +236,55 @@ describe("the server's limits", () => {
       expect(answer).toContain('{"error":{"code":"invalid_request","message":"GET .../events takes no request body"}}');
     }
     for (let i = 0; i < 3; i++) await openEvents(running.url, `agent:main:http:s${i}`);
+  });
+
+  it("clients that never take a large answer hold neither the connections nor its bytes: such a connection goes first when room is needed, and the rest after send_timeout_ms", {
+    timeout: 60_000,
+  }, async () => {
+    // A history page of some 9 MB: more than the socket buffers on both sides take.
+    const h = harness({ config: { agents: { defaults: { max_history_bytes: 16 * 1024 * 1024 } } } });
+    const big = "x".repeat(900_000);
+    for (let i = 0; i < 5; i++) expect((await h.chat({ message: `${i} ${big}`, session: "big" })).status).toBe(200);
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, maxConnections: 4, sendTimeoutMs: 1_500 } });
+    const { port } = new URL(running.url);
+    const stalled = [];
+    for (let i = 0; i < 4; i++) {
+      const connection = await connect(Number(port), "GET /v1/sessions/agent:main:http:big/history?limit=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      connection.socket.pause();
+      stalled.push(connection);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Every connection holds an answer nobody takes: the newcomer gets the room one of them held.
+    expect((await send(`${running.url}/health`)).status).toBe(200);
+    // The rest are closed once send_timeout_ms has passed: once it reads again, each client finds its connection
+    // closed part-way through its answer.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    for (const { socket, closed } of stalled) {
+      socket.resume();
+      const got = await within("a stalled connection's end", closed);
+      expect(got).toMatch(/^HTTP\/1\.1 200 /);
+      expect(got.length).toBeLessThan(9_000_000);
+    }
+  });
+
+  it("a connection that is only silent (its turn waits for the model) outlives send_timeout_ms and gets its answer; an idle one still goes after the keep-alive timeout", {
+    timeout: 60_000,
+  }, async () => {
+    const model = await FakeModelServer.start(() => ({ ...textCompletion("slow but sure"), delayMs: 1_500 }));
+    onTestFinished(() => model.close());
+    const h = harness({ config: openaiConfig(model.url) });
+    const running = await serve(h, { limits: { ...DEFAULT_LIMITS, sendTimeoutMs: 300, keepAliveTimeoutMs: 400 } });
+    const agent = new http.Agent({ keepAlive: true });
+    onTestFinished(() => agent.destroy());
+    const answer = await send(`${running.url}/v1/chat`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"message":"take your time"}',
+      agent,
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).reply).toBe("slow but sure");
+    await within("the idle connection closed by the keep-alive timeout", answer.connectionClosed);
   });
 
   it("a connection busy with a request is never closed to make room", { timeout: 60_000 }, async () => {

@@ -21,6 +21,7 @@ describe("config file lookup", () => {
         headers_timeout_ms: 10_000,
         request_timeout_ms: 30_000,
         keep_alive_timeout_ms: 5_000,
+        send_timeout_ms: 30_000,
         max_connections: 1_000,
         max_queued_turns: 32,
         max_queued_bytes: 4_194_304,
