@@ -78,16 +78,35 @@ export function openAiErrorBody(status: number, code: string, message: string): 
 
 /** An error answer, in the shape the route's clients read, with its retry hints. */
 export function errorAnswer(c: Context, status: ContentfulStatusCode, code: string, message: string, headers: Record<string, string> = {}): Response {
-  return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, message) : errorBody(code, message), status, headers);
+  const short = shortMessage(message);
+  return c.json(isOpenAiPath(c.req.path) ? openAiErrorBody(status, code, short) : errorBody(code, short), status, headers);
+}
+
+/** Characters an error's message keeps at most, whatever a route quoted of its input. */
+export const MAX_MESSAGE_CHARS = 1_000;
+
+/**
+ * An error's message, cut to MAX_MESSAGE_CHARS: the messages quote what was
+ * wrong, and a route that quotes a whole value (a 500 KB time zone, a 5,000
+ * character id in the path) would otherwise answer with all of it.
+ */
+export function shortMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_CHARS) return message;
+  let end = MAX_MESSAGE_CHARS;
+  // Not between the two halves of a character outside the BMP.
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${message.slice(0, end)}… (${message.length - end} more characters)`;
 }
 
 /** What a failed request says (`{code, message}` and its status), logged once: a warning at 500 and above, the cause of anything that is not ours. */
 export function failureOf(error: unknown, where: string, logger: Logger): { status: ContentfulStatusCode; code: string; message: string } {
   if (error instanceof PicoclawError) {
     const status = statusOf(error.code);
-    if (status >= 500) logger.warn(`${where}: ${error.message}`, { code: error.code });
-    return { status, code: error.code, message: error.message };
+    const message = shortMessage(error.message);
+    if (status >= 500) logger.warn(`${shortMessage(where)}: ${message}`, { code: error.code });
+    return { status, code: error.code, message };
   }
-  logger.error(`${where} failed: ${messageOf(error)}`);
+  logger.error(`${shortMessage(where)} failed: ${shortMessage(messageOf(error))}`);
   return { status: 500, code: "internal", message: "internal error; see the gateway log" };
 }

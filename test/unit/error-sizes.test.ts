@@ -28,6 +28,26 @@ describe("error answers stay small", () => {
     expect(chatError.split("; ").length).toBe(MAX_LISTED_PROBLEMS + 1);
   });
 
+  it("a route that quotes a whole value (a 500 KB time zone for cron, a 5,000-character id in a path) answers at most 1,000 characters of message", async () => {
+    const h = harness();
+    const cron = await h.request("/v1/cron", post(JSON.stringify({ message: "x", session_key: "agent:main:http:s", cron_expr: "* * * * *", tz: "Z".repeat(500_000) }), "/v1/cron"));
+    expect(cron.status).toBeGreaterThanOrEqual(400);
+    expect(cron.status).toBeLessThan(500);
+    const cronText = await cron.text();
+    expect(cronText.length).toBeLessThan(1_200);
+    expect((JSON.parse(cronText).error.message as string).endsWith("more characters)")).toBe(true);
+    const id = "i".repeat(5_000);
+    for (const [method, path] of [
+      ["DELETE", `/v1/cron/${id}`],
+      ["POST", `/v1/pairing/${id}/approve`],
+      ["DELETE", `/v1/pairing/users/${id}/${id}`],
+    ] as const) {
+      const res = await h.request(path, { method });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect((await res.text()).length).toBeLessThan(1_200);
+    }
+  });
+
   it("a 100 KB agent or model name is quoted cut short, never echoed whole", async () => {
     const h = harness();
     const name = "a".repeat(100_000);
