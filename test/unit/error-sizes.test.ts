@@ -30,7 +30,10 @@ describe("error answers stay small", () => {
 
   it("a route that quotes a whole value (a 500 KB time zone for cron, a 5,000-character id in a path) answers at most 1,000 characters of message", async () => {
     const h = harness();
-    const cron = await h.request("/v1/cron", post(JSON.stringify({ message: "x", session_key: "agent:main:http:s", cron_expr: "* * * * *", tz: "Z".repeat(500_000) }), "/v1/cron"));
+    const cron = await h.request(
+      "/v1/cron",
+      post(JSON.stringify({ message: "x", session_key: "agent:main:http:s", cron_expr: "* * * * *", tz: "Z".repeat(500_000) }), "/v1/cron"),
+    );
     expect(cron.status).toBeGreaterThanOrEqual(400);
     expect(cron.status).toBeLessThan(500);
     const cronText = await cron.text();
