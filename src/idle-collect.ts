@@ -26,6 +26,10 @@ import type { EventBus } from "./port/events.js";
 
 /** Old-generation growth (bytes V8 holds for it) since the last collection that makes one worth its cost. */
 export const GROWTH_BYTES = 8 * 1024 * 1024;
+/** A heap that stayed GROWTH_BYTES over its floor is tried again this many idle periods after the last collection. */
+export const RETRY_FACTOR = 6;
+/** The longest wait between two such tries. */
+export const MAX_RETRY_MS = 3_600_000;
 
 /**
  * The young generation given back (gateway.limits.young_release_ms). V8
@@ -67,6 +71,12 @@ export interface IdleCollectorPorts {
 export class IdleCollector {
   /** The old generation's bytes after the last collection (at first: when the collector was made). */
   private baseline: number;
+  /** The smallest the old generation has been after a collection (or at first). */
+  private floor: number;
+  /** When the last collection ran (at first: when the collector was made). */
+  private collectedAt: number;
+  /** How long after the last collection one more is tried for a heap that stayed over the floor (doubling while it frees little). */
+  private retryMs: number;
   private running = 0;
   /** When a turn last started or ended. */
   private stirred: number;
@@ -81,7 +91,10 @@ export class IdleCollector {
     private readonly youngMs = 0,
   ) {
     this.baseline = ports.heapBytes();
+    this.floor = this.baseline;
     this.stirred = ports.now();
+    this.collectedAt = this.stirred;
+    this.retryMs = idleMs * RETRY_FACTOR;
   }
 
   turnStarted(): void {
@@ -120,15 +133,30 @@ export class IdleCollector {
     return this.stirs === stir && this.running === 0;
   }
 
-  /** One look; returns whether it collected. */
+  /**
+   * One look; returns whether it collected. A heap that grew since the last
+   * collection is collected once idle. So is, now and then, one that stayed
+   * well over the smallest it has been: what a collection kept may have
+   * died since without growing anything (the bytes of answers whose
+   * connections were held open, then closed), and V8 collects nothing while
+   * nothing is allocated. Each such try that frees little waits twice as
+   * long for the next (from RETRY_FACTOR idle periods to an hour).
+   */
   check(): boolean {
-    if (this.running > 0 || this.ports.now() - this.stirred < this.idleMs) return false;
+    const now = this.ports.now();
+    if (this.running > 0 || now - this.stirred < this.idleMs) return false;
     const before = this.ports.heapBytes();
     // A heap V8 shrank by itself (its own full collection) is the new baseline: growth counts from there.
     if (before < this.baseline) this.baseline = before;
-    if (before - this.baseline < GROWTH_BYTES) return false;
+    if (before < this.floor) this.floor = before;
+    const grown = before - this.baseline >= GROWTH_BYTES;
+    const stayedOver = before - this.floor >= GROWTH_BYTES && now - this.collectedAt >= this.retryMs;
+    if (!grown && !stayedOver) return false;
     this.ports.collect();
     this.baseline = this.ports.heapBytes();
+    this.floor = Math.min(this.floor, this.baseline);
+    this.collectedAt = now;
+    this.retryMs = before - this.baseline >= GROWTH_BYTES ? this.idleMs * RETRY_FACTOR : Math.min(MAX_RETRY_MS, this.retryMs * 2);
     this.ports.collected?.(before, this.baseline);
     return true;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GROWTH_BYTES, IdleCollector, YOUNG_SMALL_BYTES } from "../../src/idle-collect.js";
+import { GROWTH_BYTES, IdleCollector, RETRY_FACTOR, YOUNG_SMALL_BYTES } from "../../src/idle-collect.js";
 
 const MiB = 1024 * 1024;
 
@@ -64,6 +64,40 @@ describe("the heap collected once the gateway is idle (gateway.limits.idle_colle
     idle.turnEnded();
     state.now += 10_000;
     expect(idle.check()).toBe(true);
+  });
+
+  it("what a collection kept and that died since (answers held by connections, then closed) is collected on a later try; tries that free little wait twice as long each time", () => {
+    const { idle, state } = collector();
+    // A load grows the heap to 200 MiB, of which 180 are live while it lasts: collected down to 180.
+    state.heap = 200 * MiB;
+    state.live = 180 * MiB;
+    state.now += 10_000;
+    expect(idle.check()).toBe(true);
+    // Then it dies, without growing anything: not collected for growth, but after RETRY_FACTOR idle periods.
+    state.live = 20 * MiB;
+    state.now += 10_000 * RETRY_FACTOR - 1;
+    expect(idle.check()).toBe(false);
+    state.now += 1;
+    expect(idle.check()).toBe(true);
+    expect(state.collections.at(-1)).toEqual([180 * MiB, 20 * MiB]);
+    // A heap whose live part stays over the floor: collected once for its growth, then tried 120 s and 240 s later
+    // (each try that freed little doubles the wait).
+    state.live = 40 * MiB;
+    state.heap = 20 * MiB + GROWTH_BYTES - 1;
+    state.now += 10_000;
+    expect(idle.check()).toBe(false);
+    state.heap = 40 * MiB;
+    let tries = 0;
+    const times: number[] = [];
+    for (let t = 0; t < 500; t++) {
+      state.now += 1_000;
+      if (idle.check()) {
+        tries++;
+        times.push(state.now);
+      }
+    }
+    expect(tries).toBe(3);
+    expect(times[2]! - times[1]!).toBe(2 * (times[1]! - times[0]!));
   });
 
   it("an idle gateway whose heap grew less than 8 MiB is left alone, and growth counts from where V8's own collection left it", () => {
