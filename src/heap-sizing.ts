@@ -12,7 +12,7 @@ export interface HeapSizing {
 const MiB = 1024 * 1024;
 
 /** V8's young generation now: both semi-spaces' capacity, in bytes. */
-function youngGenerationBytes(): number {
+export function youngGenerationBytes(): number {
   return v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
 }
 

@@ -1,5 +1,6 @@
 import v8 from "node:v8";
 import vm from "node:vm";
+import { youngGenerationBytes } from "./heap-sizing.js";
 import type { EventBus } from "./port/events.js";
 
 /**
@@ -67,7 +68,10 @@ export interface IdleCollectorPorts {
   youngBytes?: () => number;
 }
 
-/** Decides, at each look, whether to collect: no turn for `idleMs`, and grown since the last collection. */
+/**
+ * Decides, at each look, whether to collect (no turn for `idleMs`, and grown since the last collection, or stayed over
+ * the floor for a while), and when to give the young generation back (no turn for `youngMs`).
+ */
 export class IdleCollector {
   /** The old generation's bytes after the last collection (at first: when the collector was made). */
   private baseline: number;
@@ -167,11 +171,6 @@ function oldGenerationBytes(): number {
   let bytes = 0;
   for (const space of v8.getHeapSpaceStatistics()) if (space.space_name !== "new_space") bytes += space.space_size;
   return bytes;
-}
-
-/** Bytes V8 holds for the young generation. */
-function youngGenerationBytes(): number {
-  return v8.getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
 }
 
 /** V8's own `gc`, which Node gives a new context once `--expose-gc` is set: the gateway's context (and a plugin's code) never gets a global `gc`. */

@@ -65,7 +65,6 @@ export class IdempotencyStore {
   }
 }
 
-/** The middleware of one route: keyed by the route and the client's key. */
 /**
  * Whether an answer is kept for the key's retries: not one that says to try
  * again (429: the session's queue was full; 5xx: the model, the store or
@@ -76,6 +75,7 @@ function keptForRetries(status: number): boolean {
   return status !== 429 && status < 500;
 }
 
+/** The middleware of one route: keyed by the route and the client's key. */
 export function idempotent(store: IdempotencyStore): MiddlewareHandler {
   return async (c: Context, next) => {
     const given = c.req.header("idempotency-key");
