@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { BoundedMap } from "./bounded-map.js";
 import { openAiErrorBody } from "./errors.js";
@@ -12,14 +13,17 @@ import { markEventStream } from "./sse.js";
  * together (the oldest go first). A first request its client left before the
  * answer (nothing was delivered) is forgotten, so the retry runs; an answer
  * too large to keep leaves a marker, and a repeat is told so (`409`) rather
- * than run again.
+ * than run again. A key sent again with another body is a client's mistake
+ * (a key reused for a new request), refused with `422` as the IETF draft on
+ * the header asks, rather than answered with another request's answer.
  */
 
 export const IDEMPOTENCY_TTL_MS = 10 * 60_000;
 /** The most bytes one kept answer may take; a larger one leaves only its marker. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
-type Entry = { state: "running" } | { state: "done"; status: number; contentType: string; body: string } | { state: "too-large" };
+/** Each entry keeps a digest of the body it was made for (`fingerprint`): a repeat must send the same bytes. */
+type Entry = { fingerprint: string } & ({ state: "running" } | { state: "done"; status: number; contentType: string; body: string } | { state: "too-large" });
 
 export interface IdempotencyLimits {
   maxKeys: number;
@@ -45,19 +49,19 @@ export class IdempotencyStore {
     return this.kept.get(key);
   }
 
-  start(key: string): void {
-    this.kept.set(key, { state: "running" });
+  start(key: string, fingerprint: string): void {
+    this.kept.set(key, { state: "running", fingerprint });
   }
 
-  finish(key: string, status: number, contentType: string, body: string): void {
+  finish(key: string, fingerprint: string, status: number, contentType: string, body: string): void {
     const bytes = Buffer.byteLength(body);
-    if (bytes > MAX_ANSWER_BYTES) this.tooLarge(key);
-    else this.kept.set(key, { state: "done", status, contentType, body }, bytes);
+    if (bytes > MAX_ANSWER_BYTES) this.tooLarge(key, fingerprint);
+    else this.kept.set(key, { state: "done", fingerprint, status, contentType, body }, bytes);
   }
 
   /** An answer too large to keep: only its marker stays. */
-  tooLarge(key: string): void {
-    this.kept.set(key, { state: "too-large" });
+  tooLarge(key: string, fingerprint: string): void {
+    this.kept.set(key, { state: "too-large", fingerprint });
   }
 
   delete(key: string): void {
@@ -84,7 +88,22 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
       return c.json(openAiErrorBody(400, "invalid_request", "Idempotency-Key: at most 256 characters"), 400);
     }
     const key = `${c.req.path}\u0000${given}`;
+    // The body's bytes, read from a copy of the request (the route reads the request itself).
+    const fingerprint = createHash("sha256")
+      .update(new Uint8Array(await c.req.raw.clone().arrayBuffer()))
+      .digest("base64");
     const found = store.get(key);
+    if (found !== undefined && found.fingerprint !== fingerprint) {
+      c.header("x-should-retry", "false");
+      return c.json(
+        openAiErrorBody(
+          422,
+          "idempotency_key_reused",
+          "this Idempotency-Key came with another request body in the last 10 minutes; a key names one request: send a new key for a new request",
+        ),
+        422,
+      );
+    }
     if (found?.state === "running") {
       c.header("retry-after", "1");
       return c.json(openAiErrorBody(409, "idempotency_conflict", "a request with this Idempotency-Key is still being answered; try again shortly"), 409);
@@ -101,7 +120,7 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
       if (found.contentType.startsWith("text/event-stream")) markEventStream(c);
       return new Response(found.body, { status: found.status, headers: { "content-type": found.contentType, "idempotent-replayed": "true" } });
     }
-    store.start(key);
+    store.start(key, fingerprint);
     const signal = c.req.raw.signal;
     try {
       await next();
@@ -113,7 +132,7 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
     const contentType = res.headers.get("content-type") ?? "application/json";
     if (!res.body || !contentType.startsWith("text/event-stream")) {
       if (signal.aborted || !keptForRetries(res.status)) store.delete(key);
-      else store.finish(key, res.status, contentType, await res.clone().text());
+      else store.finish(key, fingerprint, res.status, contentType, await res.clone().text());
       return;
     }
     // A stream: copied as it is sent (at the client's pace), kept once it ended whole; one its client left is forgotten (it may run again).
@@ -136,8 +155,8 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
         finished = true;
         signal.removeEventListener("abort", forget);
         if (signal.aborted) store.delete(key);
-        else if (size > MAX_ANSWER_BYTES) store.tooLarge(key);
-        else store.finish(key, res.status, contentType, kept.join("") + decoder.decode());
+        else if (size > MAX_ANSWER_BYTES) store.tooLarge(key, fingerprint);
+        else store.finish(key, fingerprint, res.status, contentType, kept.join("") + decoder.decode());
       },
     });
     c.res = new Response(res.body.pipeThrough(copy), { status: res.status, headers: res.headers });

@@ -143,6 +143,28 @@ describe("Idempotency-Key on POST /v1/chat/completions", () => {
     expect((await jsonOf(await within("the retry", retry))).choices[0].message.content).toBe("again");
     expect(turns).toHaveLength(2);
   });
+
+  it("a key sent again with another body is 422 idempotency_key_reused, while the first runs and after it: no turn, no other request's answer", async () => {
+    const { model, turns, post } = gateway();
+    const first = post({}, "reused");
+    await model.call(1);
+    const whileRunning = await post({ messages: [{ role: "user", content: "something else" }] }, "reused");
+    expect(whileRunning.status).toBe(422);
+    expect(whileRunning.headers.get("x-should-retry")).toBe("false");
+    expect((await jsonOf(whileRunning)).error).toMatchObject({ code: "idempotency_key_reused", type: "invalid_request_error" });
+    model.calls[0]!.text("the first");
+    model.calls[0]!.finish();
+    await first;
+    const after = await post({ temperature: 0.5 }, "reused");
+    expect(after.status).toBe(422);
+    expect(after.headers.get("idempotent-replayed")).toBeNull();
+    expect(JSON.stringify(await jsonOf(after))).not.toContain("the first");
+    expect(turns).toHaveLength(1);
+    // The same body with the key is still the first answer, replayed.
+    const same = await post({}, "reused");
+    expect(same.headers.get("idempotent-replayed")).toBe("true");
+    expect((await jsonOf(same)).choices[0].message.content).toBe("the first");
+  });
 });
 
 describe("retry hints and OpenAI's error shape", () => {
