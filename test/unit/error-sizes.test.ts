@@ -73,4 +73,27 @@ describe("error answers stay small", () => {
     expect(await jsonOf(res)).toEqual({ error: { code: "invalid_json", message: "the body is not valid UTF-8" } });
     expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
   });
+
+  it("a lone surrogate escape (half of a UTF-16 pair) in any string or key is 400 invalid_json naming where, and nothing runs; a whole pair passes", async () => {
+    const h = harness();
+    const lone = await h.request("/v1/chat", post('{"message":"hi \\ud800 there"}'));
+    expect(lone.status).toBe(400);
+    expect((await jsonOf(lone)).error).toEqual({
+      code: "invalid_json",
+      message: "the body is not valid Unicode: message has half of a UTF-16 surrogate pair (a lone \\uD800-\\uDFFF escape)",
+    });
+    const nested = await h.request("/v1/chat/completions", post('{"model":"main","messages":[{"role":"user","content":[{"type":"text","text":"\\uDE00x"}]}]}'));
+    expect(nested.status).toBe(400);
+    expect((await jsonOf(nested)).error.message).toContain("messages[0].content[0].text has half of a UTF-16 surrogate pair");
+    const key = await jsonOf(await h.request("/v1/chat", post('{"message":"hi","\\udbff":1}')));
+    expect(key.error.message).toContain("a key of the body");
+    expect(await h.runtime.historyOf("agent:main:http:default")).toEqual([]);
+    // A body nested as deep as its bytes allow, with such an escape at the bottom, is answered (no stack overflow).
+    const deep = await h.request("/v1/chat", post(`{"message":"hi","x":${"[".repeat(200_000)}"\\ud800"${"]".repeat(200_000)}}`));
+    expect(deep.status).toBe(400);
+    expect((await jsonOf(deep)).error.message).toMatch(/^the body is not valid Unicode: x(\[0\])+/);
+    const pair = await h.request("/v1/chat", post('{"message":"ok \\ud83d\\ude00"}'));
+    expect(pair.status).toBe(200);
+    expect((await jsonOf(pair)).reply).toContain("ok \u{1F600}");
+  });
 });
