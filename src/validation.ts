@@ -53,6 +53,10 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     case "invalid_type": {
       const input = (issue as { input?: unknown }).input;
       if (input === undefined) return `required (expected ${issue.expected})`;
+      // JSON's 1e400 parses to Infinity, which zod calls "expected number, received number".
+      if (typeof input === "number" && !Number.isFinite(input)) {
+        return `expected a finite ${issue.expected}, received ${String(input)}${Number.isNaN(input) ? "" : " (a number beyond a double's range)"}`;
+      }
       return `expected ${issue.expected}, received ${jsonTypeOf(input)}`;
     }
     case "invalid_key":

@@ -117,6 +117,31 @@ describe("the cron tool and the schedule", () => {
     expect(await jobs(h)).toHaveLength(1);
   });
 
+  it("a 0 or negative at_seconds or every_seconds is PicoClaw's missing-schedule error saying why; POST /v1/cron also refuses one past ten years and a number beyond a double", async () => {
+    const { h } = gateway();
+    expect(await tool(h, "s", { action: "add", message: "x", at_seconds: -5 })).toBe(
+      "one of at_seconds, every_seconds, or cron_expr is required (at_seconds -5: seconds must be more than 0)",
+    );
+    expect(await tool(h, "s", { action: "add", message: "x", at_seconds: 0, every_seconds: -60 })).toBe(
+      "one of at_seconds, every_seconds, or cron_expr is required (at_seconds 0 and every_seconds -60: seconds must be more than 0)",
+    );
+    const add = async (body: string) => {
+      const res = await h.request("/v1/cron", { method: "POST", headers: { "content-type": "application/json" }, body });
+      return { status: res.status, message: (await jsonOf(res)).error?.message };
+    };
+    const base = '"session_key":"agent:main:http:s","message":"x"';
+    expect(await add(`{${base},"at_seconds":-5}`)).toEqual({
+      status: 400,
+      message: "one of at_seconds, every_seconds, or cron_expr is required (at_seconds -5: seconds must be more than 0)",
+    });
+    expect(await add(`{${base},"at_seconds":1e400}`)).toEqual({
+      status: 400,
+      message: "at_seconds: expected a finite number, received Infinity (a number beyond a double's range)",
+    });
+    expect(await add(`{${base},"every_seconds":99999999999}`)).toEqual({ status: 400, message: "every_seconds: must be <= 315360000" });
+    expect(await jobs(h)).toEqual([]);
+  });
+
   it("a job is its session's: another session's list is empty, and its id is not found there", async () => {
     const { h } = gateway();
     await tool(h, "alice", { action: "add", message: "private reminder", at_seconds: 60 });

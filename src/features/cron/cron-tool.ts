@@ -8,7 +8,7 @@ import { type Job, jobJson, storedJobs } from "./jobs.js";
 import { type Schedule, cronProblem, describeSchedule, loadCron, nextDue } from "./schedule.js";
 
 /** The furthest a schedule may reach: ten years, in seconds. */
-const MAX_SECONDS = 10 * 365 * 24 * 3600;
+export const MAX_SECONDS = 10 * 365 * 24 * 3600;
 
 const ACTIONS = ["add", "list", "get", "update", "remove", "enable", "disable"] as const;
 
@@ -65,6 +65,15 @@ function scheduleOf(args: Args, now: number, only: boolean): Schedule | string |
   return undefined;
 }
 
+/**
+ * PicoClaw takes a 0 or a negative at_seconds or every_seconds as not given (and so do we); when that leaves no
+ * schedule, the reason is said after PicoClaw's words ("at_seconds -5 is not a time ahead"), not only that one is missing.
+ */
+function notPositive(schedule: Pick<Args, "at_seconds" | "every_seconds">): string {
+  const ignored = (["at_seconds", "every_seconds"] as const).filter((name) => schedule[name] !== undefined && schedule[name] <= 0);
+  return ignored.length === 0 ? "" : ` (${ignored.map((name) => `${name} ${schedule[name]}`).join(" and ")}: seconds must be more than 0)`;
+}
+
 /** What a new job needs: who asks, what, and when (the tool's schedule arguments). */
 export interface NewJob {
   sessionKey: string;
@@ -79,7 +88,7 @@ export async function addJob(state: FeatureState, limits: CronSection, now: numb
   const message = input.message.trim();
   if (!message) return "message is required for add";
   const schedule = scheduleOf({ action: "add", ...input.schedule }, now, false);
-  if (schedule === undefined) return "one of at_seconds, every_seconds, or cron_expr is required";
+  if (schedule === undefined) return `one of at_seconds, every_seconds, or cron_expr is required${notPositive(input.schedule)}`;
   if (typeof schedule === "string") return schedule;
   const jobs = await storedJobs(state);
   if (jobs.length >= limits.max_jobs) return `the gateway has ${jobs.length} scheduled jobs, the most it keeps (cron.max_jobs); remove one first`;

@@ -4,7 +4,7 @@ import { isTransientKey, parseSessionKey } from "../../session/key.js";
 import { parseReporting, problemsLine } from "../../validation.js";
 import { BUILT_IN_ORIGIN, defineFeature } from "../../port/feature.js";
 import { cronFromPicoclaw, cronSection, cronToolSection } from "./config.js";
-import { type NewJob, addJob, cronTool } from "./cron-tool.js";
+import { MAX_SECONDS, type NewJob, addJob, cronTool } from "./cron-tool.js";
 import { type Job, jobJson, storedJobs } from "./jobs.js";
 import { CronScheduler } from "./scheduler.js";
 
@@ -23,8 +23,8 @@ export interface CronApi {
 const newJobBody = z.strictObject({
   session_key: z.string(),
   message: z.string().min(1),
-  at_seconds: z.int().optional(),
-  every_seconds: z.int().optional(),
+  at_seconds: z.int().max(MAX_SECONDS).optional(),
+  every_seconds: z.int().max(MAX_SECONDS).optional(),
   cron_expr: z.string().optional(),
   tz: z.string().optional(),
 });
