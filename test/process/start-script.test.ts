@@ -6,7 +6,7 @@
  * other tests use it.
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -68,5 +68,24 @@ describe("npm start's script", () => {
     writeFileSync(lock, '{"lockfileVersion":3,"packages":{}}\n');
     expect(await builds()).toBe(true);
     expect(await builds()).toBe(false);
+    // A source added (with a time older than the build, as a checkout may give it), in a new folder too, or removed.
+    const old = new Date(Date.now() - 3_600_000);
+    const added = path.join(dir, "src", "extra.ts");
+    writeFileSync(added, "export const extra = 1;\n");
+    utimesSync(added, old, old);
+    expect(await builds()).toBe(true);
+    expect(await builds()).toBe(false);
+    mkdirSync(path.join(dir, "src", "deeper"));
+    const nested = path.join(dir, "src", "deeper", "more.ts");
+    writeFileSync(nested, "export const more = 2;\n");
+    utimesSync(nested, old, old);
+    expect(await builds()).toBe(true);
+    rmSync(added);
+    expect(await builds()).toBe(true);
+    expect(await builds()).toBe(false);
+    // A settings file that was not there appears (the page's build script).
+    writeFileSync(path.join(dir, "scripts", "build-web.mjs"), "// the page\n");
+    utimesSync(path.join(dir, "scripts", "build-web.mjs"), old, old);
+    expect(await builds()).toBe(true);
   });
 });
