@@ -57,11 +57,8 @@ function loneSurrogateIn(value: unknown): string | undefined {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], { key: i, up: place }]);
     } else if (item !== null && typeof item === "object") {
       const entries = Object.entries(item);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, inner] = entries[i]!;
-        if (!key.isWellFormed()) return `a key of ${pathOf(place)}`;
-        stack.push([inner, { key, up: place }]);
-      }
+      for (const [key] of entries) if (!key.isWellFormed()) return `a key of ${pathOf(place)}`;
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], { key: entries[i]![0], up: place }]);
     }
   }
   return undefined;

@@ -67,7 +67,8 @@ function scheduleOf(args: Args, now: number, only: boolean): Schedule | string |
 
 /**
  * PicoClaw takes a 0 or a negative at_seconds or every_seconds as not given (and so do we); when that leaves no
- * schedule, the reason is said after PicoClaw's words ("at_seconds -5 is not a time ahead"), not only that one is missing.
+ * schedule, the reason is said after PicoClaw's words ("(at_seconds -5: seconds must be more than 0)"), not only
+ * that one is missing.
  */
 function notPositive(schedule: Pick<Args, "at_seconds" | "every_seconds">): string {
   const ignored = (["at_seconds", "every_seconds"] as const).filter((name) => schedule[name] !== undefined && schedule[name] <= 0);
