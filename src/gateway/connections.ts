@@ -39,10 +39,25 @@ export function limitConnections(server: Server, max: number, logger: Logger, se
 
   // The one slot over `max` is where a newcomer waits while an idle connection is closed for it.
   server.maxConnections = max + 1;
+  /** Per connection, the answers of pipelined requests queued behind the one being written (Node gives them no socket yet). */
+  const queued = new WeakMap<Socket, Set<ServerResponse>>();
   server.on("connection", (socket: Socket) => {
     const state = { busy: 0, halfClosed: false };
     open.set(socket, state);
-    socket.once("close", () => open.delete(socket));
+    const behind = new Set<ServerResponse>();
+    queued.set(socket, behind);
+    socket.once("close", () => {
+      open.delete(socket);
+      // Node closes only the answer being written when its connection goes (not one queued behind it, which never hears
+      // of it): hono's node adapter never cancelled such an answer's body nor aborted its request, so an event stream
+      // queued behind another stayed open for good (its stream slot taken, picoclaw_sse_streams_open up one). Closed
+      // here as Node closes the other: destroyed, then "close".
+      for (const response of behind) {
+        response.destroy();
+        response.emit("close");
+      }
+      behind.clear();
+    });
     socket.once("end", () => (state.halfClosed = true));
     if (open.size <= max) {
       refusing = false;
@@ -72,6 +87,12 @@ export function limitConnections(server: Server, max: number, logger: Logger, se
   });
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
+    const behind = queued.get(socket);
+    if (!response.socket && behind) {
+      behind.add(response);
+      // Its turn to be written: Node closes it from now on.
+      response.once("socket", () => behind.delete(response));
+    }
     const state = open.get(socket);
     if (state === undefined) return;
     state.busy += 1;

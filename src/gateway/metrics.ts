@@ -114,7 +114,8 @@ export class GatewayMetrics {
       // Only answers their routes made event streams: asking an answer of @hono/node-server for its headers or body
       // makes web Headers or a whole web Response of it (its body then a stream to read back), where a plain answer is
       // otherwise written as it is, at a third of the cost.
-      if (!answeredWithEventStream(c)) return;
+      // A HEAD's answer is its GET's with the body dropped unread (hono's HEAD): counted, it never went down.
+      if (!answeredWithEventStream(c) || c.req.method === "HEAD") return;
       const res = c.res;
       if (!res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) return;
       const counted = this.counted(res.body);

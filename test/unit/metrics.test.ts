@@ -148,6 +148,22 @@ describe("GET /metrics", () => {
     await eventually(async () => expect(await streams()).toBe(0));
   });
 
+  it("counts no HEAD of a feature route's event stream (hono drops its body unread)", async () => {
+    const feed: Feature = {
+      name: "feed",
+      setup: () => ({
+        routes: [{ method: "GET", path: "/feed/events", auth: "none", handle: () => ({ body: "data: one\n\n", contentType: "text/event-stream" }) }],
+      }),
+    };
+    const h = harness({ tools: testTools, config: { tools: DEFAULT_TOOLS_OFF }, features: [feed] });
+    const streams = async () => parsePrometheus((await scrape(h)).text).value("picoclaw_sse_streams_open");
+    const res = await h.request("/feed/events", { method: "HEAD" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(res.body).toBeNull();
+    expect(await streams()).toBe(0);
+  });
+
   it("leaves an answer that is no event stream as it is, never asking for its headers or body (so @hono/node-server writes it without making web objects of it)", async () => {
     const runtime = { agentIds: () => ["main"], on: () => () => {} } as unknown as ConstructorParameters<typeof GatewayMetrics>[0];
     const metrics = new GatewayMetrics(runtime, silentLogger);
@@ -170,6 +186,7 @@ describe("GET /metrics", () => {
     expect(c.res).toBe(plain);
     // An event stream its route made is still wrapped to be counted.
     const s = {
+      req: { method: "GET" },
       body: (body: ReadableStream, status: number, headers: Record<string, string>) => new Response(body, { status, headers }),
     } as unknown as Parameters<typeof counting>[0] & { res: Response };
     let answered: Response | undefined;
