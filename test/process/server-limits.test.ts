@@ -250,15 +250,17 @@ describe("the server's limits", () => {
     const stalled = [];
     for (let i = 0; i < 4; i++) {
       const connection = await connect(Number(port), "GET /v1/sessions/agent:main:http:big/history?limit=1000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      // The answer's first bytes taken, then no more: the clock of send_timeout_ms starts once the server is writing
+      // (on a loaded machine the page may take a while to make, and a fixed wait from the request could end before it).
+      await within("the answer's first bytes", new Promise((resolve) => connection.socket.once("data", resolve)));
       connection.socket.pause();
       stalled.push(connection);
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
     // Every connection holds an answer nobody takes: the newcomer gets the room one of them held.
     expect((await send(`${running.url}/health`)).status).toBe(200);
     // The rest are closed once send_timeout_ms has passed: once it reads again, each client finds its connection
     // closed part-way through its answer.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, 1_500 + 3_000));
     for (const { socket, closed } of stalled) {
       socket.resume();
       const got = await within("a stalled connection's end", closed);
