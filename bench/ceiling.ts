@@ -10,7 +10,8 @@ import { fmt, report } from "./support.js";
  * (bench/floor.ts), on the floor's config (the default but for the model,
  * pointed at the fake model process, and `todo` on: the turn's tool).
  *
- * - idle: after one turn and a second's rest;
+ * - idle: two seconds after start (no turn yet), then after one turn and
+ *   a second's rest (the target's figure: what a gateway in use holds);
  * - after load: the floor's turns, in the same order and number (50
  *   warm-up, 400 from one client, then 10 clients for 0.5 s and two rounds
  *   of 3 s), each in a new session, then a second's rest; RSS as it is;
@@ -98,6 +99,8 @@ export async function benchCeiling(): Promise<Record<string, number>> {
   const client = new Client(gateway.url, CLIENTS + 2);
   const pid = gateway.child.pid!;
   try {
+    await sleep(2000);
+    const startedRss = rssBytes(pid);
     await turns(client, 1);
     await sleep(1000);
     const idleRss = rssBytes(pid);
@@ -114,6 +117,7 @@ export async function benchCeiling(): Promise<Record<string, number>> {
     const restedRss = rssBytes(pid);
     const collected = await settled(async () => ({ heap: await collectGarbage(gateway), rss: rssBytes(pid) }));
     const result = {
+      startedRssMiB: startedRss / MiB,
       idleRssMiB: idleRss / MiB,
       loadRssMiB: loadRss / MiB,
       peakRssMiB: peak / MiB,
@@ -125,6 +129,7 @@ export async function benchCeiling(): Promise<Record<string, number>> {
     };
     const target = (met: boolean) => (met ? "met" : "NOT met");
     report("ceiling: the gateway's RSS idle and after the floor's load (default config, the fake model, todo on)", [
+      ["idle RSS 2 s after start, no turn", `${fmt(result.startedRssMiB, 1)} MiB`],
       ["idle RSS after one turn", `${fmt(result.idleRssMiB, 1)} MiB (target ≤ ${IDLE_TARGET_MIB} MiB: ${target(result.idleRssMiB <= IDLE_TARGET_MIB)})`],
       [
         `RSS after load (${sessions} turns, each a new session)`,
