@@ -1,6 +1,58 @@
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Logger } from "../log.js";
+
+/**
+ * Requests a connection may have pipelined behind the one being answered (HTTP/1.1 answers them in order); one more
+ * closes the connection. No client pipelines this deep (browsers do not pipeline at all).
+ */
+export const MAX_PIPELINED = 16;
+
+/**
+ * `listener`, handed a pipelined request only once its answer can be written (Node gives it the connection's socket
+ * when the answers before it are done). Node stops reading a connection whose queued answers pass its buffer's size,
+ * but only when the next request is parsed: every request of one read (64 KiB: a thousand small GETs) was parsed at
+ * once and run, and the answers, made later (every route awaits), were all held in memory (a thousand 4 MiB history
+ * pages for a client that does not read: the heap ran out). A connection now holds one answer at a time, as a client
+ * that does not pipeline does; one closed first never runs the requests queued on it. The bodies of queued requests
+ * are read meanwhile (a request must be whole within request_timeout_ms, and an unread body stops the connection's
+ * reading), at most `maxBodyBytes` for all the requests queued on a connection together (past it the connection is
+ * closed, as a body over the limit closes it), and each is handed to the app with its request (`rawBody`).
+ */
+export function inTurn(listener: RequestListener, maxBodyBytes: number): RequestListener {
+  /** Bytes of queued requests' bodies each connection holds. */
+  const held = new WeakMap<Socket, { bytes: number }>();
+  return (request, response) => {
+    if (response.socket) return void listener(request, response);
+    const socket = request.socket;
+    let connection = held.get(socket);
+    if (connection === undefined) held.set(socket, (connection = { bytes: 0 }));
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    request.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      connection.bytes += chunk.length;
+      if (connection.bytes > maxBodyBytes) socket.destroy();
+      else chunks.push(chunk);
+    });
+    let read = false;
+    let placed = false;
+    const run = () => {
+      if (!read || !placed) return;
+      connection.bytes -= bytes;
+      (request as IncomingMessage & { rawBody?: Buffer }).rawBody = Buffer.concat(chunks);
+      void listener(request, response);
+    };
+    request.once("end", () => {
+      read = true;
+      run();
+    });
+    response.once("socket", () => {
+      placed = true;
+      run();
+    });
+  };
+}
 
 /**
  * At most `max` open connections, without letting idle ones lock clients
@@ -89,6 +141,10 @@ export function limitConnections(server: Server, max: number, logger: Logger, se
     const socket = request.socket;
     const behind = queued.get(socket);
     if (!response.socket && behind) {
+      if (behind.size >= MAX_PIPELINED && !socket.destroyed) {
+        logger.warn(`a client pipelined more than ${MAX_PIPELINED} requests on one connection: closing it`);
+        socket.destroy();
+      }
       behind.add(response);
       // Its turn to be written: Node closes it from now on.
       response.once("socket", () => behind.delete(response));

@@ -1,11 +1,11 @@
-import type { Server } from "node:http";
+import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { ConfigError, PicoclawError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { createApp } from "./app.js";
-import { limitConnections } from "./connections.js";
+import { MAX_BODY_BYTES, createApp } from "./app.js";
+import { inTurn, limitConnections } from "./connections.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
 import type { ToolSwitchFile } from "./tools-route.js";
@@ -113,17 +113,17 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
     ...(opts.about ? { about: opts.about } : {}),
   });
-  const server = createAdaptorServer({
-    fetch: app.fetch,
-    hostname: host,
-    serverOptions: {
+  // @hono/node-server's createAdaptorServer, with each pipelined request run only once its answer can be written.
+  const server = createServer(
+    {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       // Node looks for connections past their headers or request time this often (30 s unless told).
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
     },
-  }) as Server;
+    inTurn(getRequestListener(app.fetch, { hostname: host }), MAX_BODY_BYTES),
+  );
   // A client that shuts its sending side once the request is sent (half-close) still reads: its answer is sent,
   // not its turn aborted. Node's own switch for it (without it, the end of the request's stream counts as the
   // client gone). A client that goes away entirely still aborts its turn, when the connection closes.
