@@ -51,6 +51,14 @@ export const MAX_RETRY_MS = 3_600_000;
  */
 export const YOUNG_RELEASE_STEPS = 24;
 export const YOUNG_RELEASE_GAP_MS = 25;
+/**
+ * Releases one rest may try: one that ran its steps without V8 shrinking
+ * the young generation (what the gateway still did in the background kept
+ * the rate up: after a load of new sessions, their meta files written for
+ * a second or two) is tried again `young_release_ms` later, this many
+ * times in all (each try some 24 scavenges of a fraction of a ms).
+ */
+export const YOUNG_RELEASE_TRIES = 8;
 /** Young-generation bytes below which there is nothing worth giving back (V8's smallest is 1 MiB). */
 export const YOUNG_SMALL_BYTES = 2 * 1024 * 1024;
 
@@ -88,6 +96,9 @@ export class IdleCollector {
   private stirs = 0;
   /** `stirs` when the young generation was last released (or found small): once per rest. */
   private youngReleasedAt = -1;
+  /** Releases tried in this rest (`youngTriesAt` its `stirs`). */
+  private youngTries = 0;
+  private youngTriesAt = -1;
 
   constructor(
     private readonly ports: IdleCollectorPorts,
@@ -123,7 +134,23 @@ export class IdleCollector {
     if (this.ports.now() - this.stirred < this.youngMs) return undefined;
     this.youngReleasedAt = this.stirs;
     if ((this.ports.youngBytes?.() ?? 0) <= YOUNG_SMALL_BYTES) return undefined;
+    if (this.youngTriesAt !== this.stirs) {
+      this.youngTriesAt = this.stirs;
+      this.youngTries = 0;
+    }
+    this.youngTries++;
     return this.stirs;
+  }
+
+  /**
+   * A release begun at `stir` ran its steps and V8 kept the young
+   * generation: whether to try again (`youngMs` later) in the same rest, at
+   * most YOUNG_RELEASE_TRIES in all. A turn since ends the rest.
+   */
+  youngKept(stir: number): boolean {
+    if (!this.stillResting(stir) || this.youngTries >= YOUNG_RELEASE_TRIES) return false;
+    this.youngReleasedAt = -1;
+    return true;
   }
 
   /** Ms until a young-generation release may be due: 0 now, Infinity while a turn runs or when it is off. */
@@ -215,7 +242,12 @@ export function collectWhenIdle(idleMs: number, events: Pick<EventBus, "on">, co
     const before = youngGenerationBytes();
     let steps = 0;
     releasing = setInterval(() => {
-      if (!collector.stillResting(stir) || steps++ >= YOUNG_RELEASE_STEPS) return stopReleasing();
+      if (!collector.stillResting(stir)) return stopReleasing();
+      if (steps++ >= YOUNG_RELEASE_STEPS) {
+        stopReleasing();
+        if (collector.youngKept(stir)) lookAtYoung(youngMs);
+        return;
+      }
       gc({ type: "minor" });
       if (youngGenerationBytes() < before) stopReleasing();
     }, YOUNG_RELEASE_GAP_MS);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GROWTH_BYTES, IdleCollector, RETRY_FACTOR, YOUNG_SMALL_BYTES } from "../../src/idle-collect.js";
+import { GROWTH_BYTES, IdleCollector, RETRY_FACTOR, YOUNG_RELEASE_TRIES, YOUNG_SMALL_BYTES } from "../../src/idle-collect.js";
 
 const MiB = 1024 * 1024;
 
@@ -162,6 +162,28 @@ describe("the young generation given back once the gateway rests (gateway.limits
     idle.turnEnded();
     state.now += 250;
     expect(idle.youngDue()).toBeDefined();
+  });
+
+  it("a release V8 kept the young generation through (background work kept the rate up) is tried again in the same rest, at most YOUNG_RELEASE_TRIES times; a turn starts the count afresh", () => {
+    const { idle, state } = releaser();
+    state.now += 250;
+    let stir = idle.youngDue()!;
+    for (let tried = 1; tried < YOUNG_RELEASE_TRIES; tried++) {
+      expect(idle.youngKept(stir)).toBe(true);
+      state.now += 850;
+      stir = idle.youngDue()!;
+      expect(stir).toBeDefined();
+    }
+    expect(idle.youngKept(stir)).toBe(false);
+    state.now += 60_000;
+    expect(idle.youngDue()).toBeUndefined();
+    // A turn: a new rest, with its own tries; and a release a turn interrupted is not tried again.
+    idle.turnStarted();
+    expect(idle.youngKept(stir)).toBe(false);
+    idle.turnEnded();
+    state.now += 250;
+    stir = idle.youngDue()!;
+    expect(idle.youngKept(stir)).toBe(true);
   });
 
   it("a young generation already at V8's smallest is left alone, and 0 turns the release off", () => {
