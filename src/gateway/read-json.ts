@@ -27,7 +27,32 @@ export async function readJson(request: Request): Promise<unknown> {
     if (where !== undefined)
       throw new RequestError("invalid_json", `the body is not valid Unicode: ${where} has half of a UTF-16 surrogate pair (a lone \\uD800-\\uDFFF escape)`);
   }
+  // What a request carries on is serialized again (a tool's schema for the model, a stored response), and
+  // JSON.stringify recurses: a value nested some thousands deep would throw a RangeError there, after the turn ran.
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new RequestError("invalid_json", `the body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   return value;
+}
+
+/** The most levels of arrays and objects a body may nest (a JSON Schema of some 100 levels still fits). */
+const MAX_JSON_DEPTH = 256;
+
+/** Whether valid JSON text nests arrays and objects deeper than `max`: one pass over its characters, strings skipped. */
+function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      // A backslash: the character after it is escaped.
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** A `\uD800`-`\uDFFF` escape: half of a surrogate pair, which a valid pair also is made of. */
