@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ModelError } from "../errors.js";
+import { ModelError, messageOf } from "../errors.js";
 import { formatBytes } from "../bytes.js";
 import { ANSWER_LIMITS } from "./limits.js";
 import type { Thinking, ToolCall } from "./message.js";
@@ -117,7 +117,14 @@ export class ResponseAssembler {
         delta.arguments = part.arguments;
       }
     } else if (part.arguments !== undefined && part.arguments !== null) {
-      const json = JSON.stringify(part.arguments);
+      let json: string;
+      try {
+        json = JSON.stringify(part.arguments);
+      } catch (error) {
+        // Arguments sent as JSON nested thousands deep: JSON.stringify recurses and throws (a RangeError, which
+        // would otherwise be taken for a network failure and retried).
+        throw new ModelError("bad_response", this.modelName, `the answer's tool-call arguments cannot be read back as JSON (${messageOf(error)})`);
+      }
       this.argumentBytes = this.bounded(this.argumentBytes, json, ANSWER_LIMITS.toolArgumentBytes, "tool-call arguments");
       slot.arguments = json;
       delta.arguments = slot.arguments;

@@ -187,3 +187,19 @@ describe.each(formats)("$provider: a hostile model server", (format) => {
     expect(poured.bytes).toBeLessThan(100 * MB);
   });
 });
+
+describe("openai: tool-call arguments sent as JSON nested thousands deep", () => {
+  it("are model_bad_response at once: not a network failure, not retried", async () => {
+    const deep = `${"[".repeat(20_000)}${"]".repeat(20_000)}`;
+    const server = await hostileServer(async (res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const body = `{"choices":[{"message":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"t","arguments":{"x":${deep}}}}]},"finish_reason":"tool_calls"}]}`;
+      res.end(body);
+      return { bytes: Buffer.byteLength(body), cut: false };
+    });
+    const error = await modelFailure(new OpenAIProvider(modelEntry("openai", server.url, { stream: false }), instantRetries({})).chat(ask()));
+    expect(error.code).toBe("model_bad_response");
+    expect(error.message).toContain("the answer's tool-call arguments cannot be read back as JSON");
+    expect(server.answers).toHaveLength(1);
+  });
+});
