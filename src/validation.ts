@@ -73,7 +73,16 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
       // A discriminated union (channel_list's `type`) names the values its discriminator may take.
       const options = (issue as { discriminator?: string; options?: unknown[] }).options;
       if (Array.isArray(options)) return `expected one of ${options.map((v) => JSON.stringify(v)).join(", ")}`;
-      return issue.message;
+      // A union given its own message says it; otherwise what each choice found wrong, at most three ("expected string,
+      // received array (or: must have at most 4 items)"), not zod's bare "Invalid input".
+      const branches = (issue.errors ?? []).filter((inner) => inner.length > 0).slice(0, 3);
+      if (branches.length === 0 || issue.message !== "Invalid input") return issue.message;
+      const problems = (inner: z.core.$ZodIssue[]) => {
+        const shown = inner.slice(0, 3).map((i) => (i.path.length > 0 ? `${formatPath(i.path)}: ` : "") + describeIssue(i));
+        return inner.length > 3 ? `${shown.join(", ")} and ${inner.length - 3} more` : shown.join(", ");
+      };
+      const [first, ...others] = branches.map(problems);
+      return others.length === 0 ? first! : `${first} (or: ${others.join("; or: ")})`;
     }
     case "too_small":
       if (issue.origin === "number" || issue.origin === "int") return `must be ${issue.inclusive === false ? ">" : ">="} ${String(issue.minimum)}`;

@@ -51,6 +51,19 @@ describe("error answers stay small", () => {
     }
   });
 
+  it("a value no choice of a union takes says what each choice found wrong (not zod's bare 'Invalid input'); a bad session header is quoted cut to 80 characters", async () => {
+    const h = harness();
+    const body = (extra: Record<string, unknown>) => JSON.stringify({ model: "main", messages: [{ role: "user", content: "hi" }], ...extra });
+    const stop = await jsonOf(await h.request("/v1/chat/completions", post(body({ stop: ["a", "b", "c", "d", "e"] }))));
+    expect(stop.error.message).toBe("stop: expected string, received array (or: must have at most 4 items)");
+    const session = await h.request("/v1/chat/completions", {
+      ...post(body({})),
+      headers: { "content-type": "application/json", "x-session-id": "!".repeat(500) },
+    });
+    expect(session.status).toBe(400);
+    expect((await jsonOf(session)).error.message).toBe(`X-Session-Id: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got "${"!".repeat(80)}…")`);
+  });
+
   it("a 100 KB agent or model name is quoted cut short, never echoed whole", async () => {
     const h = harness();
     const name = "a".repeat(100_000);

@@ -3,7 +3,7 @@ import { RequestError } from "../../errors.js";
 import type { ImageInput } from "../../runtime/turn/images.js";
 import type { ConversationInput, Sampling, ToolSpec } from "../../runtime/options.js";
 import { CHAT_ID } from "../../session/key.js";
-import { madeOnFirstUse, parseReporting, problemsLine } from "../../validation.js";
+import { madeOnFirstUse, parseReporting, problemsLine, quoted } from "../../validation.js";
 import { fromOpenAIContent } from "../images.js";
 import { samplingFrom } from "./sampling.js";
 
@@ -183,10 +183,7 @@ export function readCompletionRequest(json: unknown, sessionHeader: string | und
   if (session !== undefined) {
     if (!CHAT_ID.test(session)) {
       const where = sessionHeader?.trim() ? "X-Session-Id" : "user";
-      throw new RequestError(
-        "invalid_request",
-        `${where}: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${JSON.stringify(session.slice(0, 200))})`,
-      );
+      throw new RequestError("invalid_request", `${where}: expected 1-128 characters: letters, digits and . _ ~ @ + = - (got ${quoted(session)})`);
     }
     return { ...base, conversation: { session } };
   }
