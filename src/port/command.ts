@@ -23,7 +23,13 @@ export interface Command {
    * once, even while a turn runs.
    */
   locked: boolean;
-  /** Runs as soon as the message arrives, before it waits for the session (`/clear` denies what waits for a person, so the turn holding the session ends). */
-  onArrival?(sessionKey: string): void;
+  /**
+   * Runs as soon as the message arrives, before it waits for the session
+   * (`/clear` denies what waits for a person, so the turn holding the
+   * session ends). What it returns is called once the message is done,
+   * however it ends (run, refused, or dropped from the queue).
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command that returns nothing (most) is still one
+  onArrival?(sessionKey: string): void | (() => void);
   run(ctx: CommandContext): Promise<string> | string;
 }

@@ -255,9 +255,9 @@ export class Runtime {
     for (const command of this.features.commands) this.commands.add(command);
     for (const owner of this.features.sessionState) this.lifecycle.register(owner);
     this.warnings.push(...this.features.warnings);
-    const dismiss = (sessionKey: string) => this.desk.dismiss(sessionKey);
-    this.commands.add(clearCommand((_agentId, sessionKey) => this.control.clear(sessionKey), dismiss));
-    this.commands.add(newCommand((_agentId, sessionKey) => this.control.clear(sessionKey), dismiss));
+    const clearing = (sessionKey: string) => this.desk.clearing(sessionKey);
+    this.commands.add(clearCommand((_agentId, sessionKey) => this.control.clear(sessionKey), clearing));
+    this.commands.add(newCommand((_agentId, sessionKey) => this.control.clear(sessionKey), clearing));
     this.commands.add(stopCommand((sessionKey) => this.stop(sessionKey)));
     this.commands.add(helpCommand(this.commands));
     this.warnings.push(...this.policy.configWarnings(), ...agentWarnings(this.agents, this.policy, this.config));
@@ -462,8 +462,12 @@ export class Runtime {
 
   /** Empties a session as `/clear` does, waiting its turn on the session lock like `/clear`: nothing from before comes back. */
   async clearSession(sessionKey: string): Promise<void> {
-    this.desk.dismiss(sessionKey);
-    await this.locks.run(sessionKey, () => this.control.clear(sessionKey));
+    const cleared = this.desk.clearing(sessionKey);
+    try {
+      await this.locks.run(sessionKey, () => this.control.clear(sessionKey));
+    } finally {
+      cleared();
+    }
   }
 
   /** Aborts the session's running and queued turns and every sub-turn below it, at once. */

@@ -229,6 +229,49 @@ describe("a call under approval ask", () => {
     expect((await pending(h)).approvals).toEqual([]);
   });
 
+  it.each([
+    ["DELETE /v1/sessions/<key>", (h: Harness) => h.request(`/v1/sessions/${SESSION}`, { method: "DELETE" })],
+    ["/clear", (h: Harness) => h.chat({ message: "/clear" })],
+  ])(
+    "a call that asks while %s waits for the session (a turn queued before it) is denied at once, never asked: the clear does not wait out a person's time",
+    async (_name, clear) => {
+      const runs: string[] = [];
+      let holding = false;
+      let free!: () => void;
+      const held = new Promise<void>((resolve) => (free = resolve));
+      const hold = defineTool({
+        name: "hold",
+        description: "Holds its turn until the test lets it go.",
+        parameters: z.strictObject({}),
+        enabledByDefault: true,
+        execute: async () => {
+          holding = true;
+          await held;
+          return "held";
+        },
+      });
+      const h = harness({ tools: [touchTool(runs), hold], config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" } } } });
+      const first = h.chat({ message: "CALL hold {}" });
+      await waitFor("the turn holding the session", () => holding);
+      const queued = h.chat({ message: touch("x") });
+      await waitFor("the call's turn queued behind it", () => h.runtime.stats().queuedTurns === 1);
+      const cleared = clear(h);
+      free();
+      await within("the first turn", first);
+      const { json } = await within("the queued turn, not asked", queued);
+      expect(json.reply).toMatch(/touch was not run: the session is being cleared/);
+      expect((await within("the clear", cleared)).status).toBeLessThan(300);
+      expect(runs).toEqual([]);
+      expect((await pending(h)).approvals).toEqual([]);
+      // The clear done, the session asks again.
+      const after = h.chat({ message: touch("y") });
+      await waitingApproval(h);
+      await decide(h, (await waitingApproval(h)).id, "allow");
+      await within("the call after the clear", after);
+      expect(runs).toEqual(["y"]);
+    },
+  );
+
   it("is denied at once, with the reason, in a stateless OpenAI request (nobody can answer there)", async () => {
     const runs: string[] = [];
     const h = gateway(runs);

@@ -76,6 +76,8 @@ const grantOf = (agentId: string, tool: string) => `${agentId}\u0000${tool}`;
 export class ApprovalDesk implements Approvals, SessionScoped {
   private readonly waiting = new Map<string, Waiting>();
   private readonly asking = new Map<string, Asking>();
+  /** Clears waiting for their session (root key → how many): what asks meanwhile is denied at once. */
+  private readonly clears = new Map<string, number>();
   /** Per root session, the agents' tools `allow_session` allowed (`<agent>\u0000<tool>`), the most recently granted session last. */
   private readonly grants = new Map<string, Set<string>>();
   /** Shut down: what asks now is denied at once. */
@@ -122,6 +124,28 @@ export class ApprovalDesk implements Approvals, SessionScoped {
     if (!asking) return false;
     asking.settle({ answered: true, answer: text }, by);
     return true;
+  }
+
+  /**
+   * A clear of the session has arrived and waits for the session (the turns
+   * queued before it run first): what waits for a person in it (and below
+   * it) is denied now, so that the turn holding the session ends, and so is
+   * what asks until the clear is done (`release`, called however the clear
+   * ends): nobody is asked about a call whose result the clear wipes, and
+   * the clear never waits out a person's approval time behind it.
+   */
+  clearing(sessionKey: string): () => void {
+    const root = rootKey(sessionKey);
+    this.clears.set(root, (this.clears.get(root) ?? 0) + 1);
+    this.dismiss(root);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.clears.get(root) ?? 1) - 1;
+      if (left > 0) this.clears.set(root, left);
+      else this.clears.delete(root);
+    };
   }
 
   /** `/clear` is coming: what waits in the session (and below it) is denied now, so that the turn holding the session ends. */
@@ -189,6 +213,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
   private async ask(request: ApprovalAsk, signal: AbortSignal): Promise<ApprovalVerdict> {
     const sessionKey = rootKey(request.sessionKey);
     if (this.grants.get(sessionKey)?.has(grantOf(request.agentId, request.tool))) return { allowed: true };
+    if (this.clears.has(sessionKey)) return { allowed: false, reason: `${request.tool} was not run: the session is being cleared` };
     const nobody = this.closed ? "the gateway is shutting down" : this.parts.nobodyAnswers(sessionKey);
     if (nobody !== undefined) {
       return { allowed: false, reason: `${request.tool} was not run: it needs a person's approval (its approval policy is "ask") and ${nobody}` };
@@ -287,6 +312,7 @@ export class ApprovalDesk implements Approvals, SessionScoped {
    */
   question(request: { agentId: string; sessionKey: string; question: string; options: readonly string[] }, signal: AbortSignal): Promise<QuestionOutcome> {
     const sessionKey = rootKey(request.sessionKey);
+    if (this.clears.has(sessionKey)) return Promise.resolve({ answered: false, reason: "the question was not asked: the session is being cleared" });
     const nobody = this.closed ? "the gateway is shutting down" : this.parts.nobodyAnswers(sessionKey);
     if (nobody !== undefined) return Promise.resolve({ answered: false, reason: `the question was not asked: ${nobody}` });
     signal.throwIfAborted();

@@ -58,7 +58,7 @@ export function helpCommand(registry: CommandRegistry): Command {
  * deliveries kept for it; it stops its background subagents and drops their
  * results. `clear` says how many subagents it stopped.
  */
-export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => void): Command {
+export function clearCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => () => void): Command {
   return {
     name: "clear",
     usage: "/clear",
@@ -74,7 +74,7 @@ export function clearCommand(clear: (agentId: string, sessionKey: string) => Pro
 }
 
 /** `/new`: the same as `/clear`, by the name chat apps use for starting afresh. */
-export function newCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => void): Command {
+export function newCommand(clear: (agentId: string, sessionKey: string) => Promise<number>, onArrival?: (sessionKey: string) => () => void): Command {
   return { ...clearCommand(clear, onArrival), name: "new", usage: "/new", description: "start a new conversation: the same as /clear" };
 }
 
