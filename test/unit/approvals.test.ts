@@ -29,6 +29,25 @@ function touchTool(runs: string[]) {
   });
 }
 
+/** A tool whose call holds its turn (and so its session) until `free`. */
+function holdTool() {
+  let holding = false;
+  let free!: () => void;
+  const held = new Promise<void>((resolve) => (free = resolve));
+  const hold = defineTool({
+    name: "hold",
+    description: "Holds its turn until the test lets it go.",
+    parameters: z.strictObject({}),
+    enabledByDefault: true,
+    execute: async () => {
+      holding = true;
+      await held;
+      return "held";
+    },
+  });
+  return { hold, holding: () => holding, free: () => free() };
+}
+
 const touch = (thing: string) => `CALL touch ${JSON.stringify({ thing })}`;
 const SESSION = "agent:main:http:default";
 
@@ -236,23 +255,10 @@ describe("a call under approval ask", () => {
     "a call that asks while %s waits for the session (a turn queued before it) is denied at once, never asked: the clear does not wait out a person's time",
     async (_name, clear) => {
       const runs: string[] = [];
-      let holding = false;
-      let free!: () => void;
-      const held = new Promise<void>((resolve) => (free = resolve));
-      const hold = defineTool({
-        name: "hold",
-        description: "Holds its turn until the test lets it go.",
-        parameters: z.strictObject({}),
-        enabledByDefault: true,
-        execute: async () => {
-          holding = true;
-          await held;
-          return "held";
-        },
-      });
+      const { hold, holding, free } = holdTool();
       const h = harness({ tools: [touchTool(runs), hold], config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" } } } });
       const first = h.chat({ message: "CALL hold {}" });
-      await waitFor("the turn holding the session", () => holding);
+      await waitFor("the turn holding the session", holding);
       const queued = h.chat({ message: touch("x") });
       await waitFor("the call's turn queued behind it", () => h.runtime.stats().queuedTurns === 1);
       const cleared = clear(h);
@@ -271,6 +277,33 @@ describe("a call under approval ask", () => {
       expect(runs).toEqual(["y"]);
     },
   );
+
+  it("a /clear whose client leaves while it waits for the session is done: calls after it are asked again", async () => {
+    const runs: string[] = [];
+    const { hold, holding, free } = holdTool();
+    const h = harness({ tools: [touchTool(runs), hold], config: { tools: { ...DEFAULT_TOOLS_OFF, touch: { approval: "ask" } } } });
+    const first = h.chat({ message: "CALL hold {}" });
+    await waitFor("the turn holding the session", holding);
+    const gone = new AbortController();
+    const clear = h
+      .request("/v1/chat", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ message: "/clear" }),
+        signal: gone.signal,
+      })
+      .catch(() => "left");
+    await waitFor("the /clear queued", () => h.runtime.stats().queuedTurns === 1);
+    gone.abort();
+    await clear;
+    await waitFor("the /clear gone from the queue", () => h.runtime.stats().queuedTurns === 0);
+    free();
+    await within("the first turn", first);
+    const after = h.chat({ message: touch("z") });
+    await decide(h, (await waitingApproval(h)).id, "allow");
+    await within("the call, asked and allowed", after);
+    expect(runs).toEqual(["z"]);
+  });
 
   it("is denied at once, with the reason, in a stateless OpenAI request (nobody can answer there)", async () => {
     const runs: string[] = [];
