@@ -46,6 +46,8 @@ describe("turns waiting for their session on POST /v1/chat", () => {
     expect(((await (await running).json()) as { reply: string }).reply).toBe("one");
     expect(((await (await waiting).json()) as { reply: string }).reply).toBe("two");
     expect(model.pending).toHaveLength(2);
+    // The refused message held nothing: no stop switch, no lock, once the others are done.
+    await eventually(() => expect(runtime.stats()).toMatchObject({ runningTurns: 0, queuedTurns: 0, locks: 0, stopSwitches: 0 }));
     await runtime.close(0);
   });
 

@@ -94,52 +94,53 @@ export class MessagePipeline {
     }
     // What a command does on arrival (a clear: nothing asks a person until it is done) lasts until the message is done.
     const arrived = matched?.command.onArrival?.(sessionKey);
-    try {
-      const holds = !matched || matched.command.locked;
-      const stop = holds ? stops.hold(rootKey(sessionKey)) : undefined;
-      // One signal for the whole message: the client, the session's stop switch, shutdown.
-      const joined = joinSignals([this.parts.shutdown, stop?.signal, input.signal]);
-      const signal = joined.signal;
-      const delivered: Delivery[] = [];
-      let watch: MessageWatch | undefined;
-      const deliver = (delivery: Delivery, origin?: DeliveryOrigin) => {
-        delivered.push(delivery);
-        watch?.delivered(delivery);
-        events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery, ...origin });
-        outbox.publish(sessionKey, { type: "delivery", ...delivery });
-      };
+    const holds = !matched || matched.command.locked;
+    const stop = holds ? stops.hold(rootKey(sessionKey)) : undefined;
+    // One signal for the whole message: the client, the session's stop switch, shutdown.
+    const joined = joinSignals([this.parts.shutdown, stop?.signal, input.signal]);
+    const signal = joined.signal;
+    const delivered: Delivery[] = [];
+    let watch: MessageWatch | undefined;
+    const deliver = (delivery: Delivery, origin?: DeliveryOrigin) => {
+      delivered.push(delivery);
+      watch?.delivered(delivery);
+      events.emit("delivery", { agentId: agent.id, sessionKey, ...delivery, ...origin });
+      outbox.publish(sessionKey, { type: "delivery", ...delivery });
+    };
 
-      const work = async (): Promise<Omit<MessageOutcome, "agentId" | "sessionKey" | "delivered">> => {
-        // Watched while it holds the session: the session's events meanwhile are its own.
-        if (input.onEvent) watch = this.parts.watches.open(sessionKey, input.onEvent, holds);
-        try {
-          signal.throwIfAborted();
-          let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated" | "clientCalls">;
-          if (matched) {
-            answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
-            deliver({ from: "command", text: answer.reply });
-          } else {
-            const more = {
-              ...(input.sampling ? { sampling: input.sampling } : {}),
-              ...(input.clientTools ? { clientTools: input.clientTools } : {}),
-              ...(input.toolResults ? { toolResults: input.toolResults } : {}),
-              ...(input.onEvent ? { watched: true } : {}),
-            };
-            const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, more);
-            answer = {
-              reply: result.reply,
-              ...(result.usage ? { usage: result.usage } : {}),
-              ...(result.hitLimit || result.cutOff ? { truncated: true } : {}),
-              ...(result.clientCalls ? { clientCalls: result.clientCalls } : {}),
-            };
-          }
-          // Taken while the message still holds the session: after /clear (which dropped them) there are none.
-          return { ...answer, earlier: await this.earlier(sessionKey) };
-        } finally {
-          watch?.close();
+    const work = async (): Promise<Omit<MessageOutcome, "agentId" | "sessionKey" | "delivered">> => {
+      // Watched while it holds the session: the session's events meanwhile are its own.
+      if (input.onEvent) watch = this.parts.watches.open(sessionKey, input.onEvent, holds);
+      try {
+        signal.throwIfAborted();
+        let answer: Pick<MessageOutcome, "reply" | "usage" | "truncated" | "clientCalls">;
+        if (matched) {
+          answer = { reply: await matched.command.run({ agentId: agent.id, sessionKey, args: matched.args, signal }) };
+          deliver({ from: "command", text: answer.reply });
+        } else {
+          const more = {
+            ...(input.sampling ? { sampling: input.sampling } : {}),
+            ...(input.clientTools ? { clientTools: input.clientTools } : {}),
+            ...(input.toolResults ? { toolResults: input.toolResults } : {}),
+            ...(input.onEvent ? { watched: true } : {}),
+          };
+          const result = await turns.run(agent, sessionKey, input.text, signal, deliver, images, oneTurn, more);
+          answer = {
+            reply: result.reply,
+            ...(result.usage ? { usage: result.usage } : {}),
+            ...(result.hitLimit || result.cutOff ? { truncated: true } : {}),
+            ...(result.clientCalls ? { clientCalls: result.clientCalls } : {}),
+          };
         }
-      };
-      // A turn waits its session's turn bounded (count and bytes), and leaves the queue unrun, letting go of its input, once the client (or /stop, or shutdown) ends it.
+        // Taken while the message still holds the session: after /clear (which dropped them) there are none.
+        return { ...answer, earlier: await this.earlier(sessionKey) };
+      } finally {
+        watch?.close();
+      }
+    };
+    try {
+      // A turn waits its session's turn bounded (count and bytes), and leaves the queue unrun, letting go of its input,
+      // once the client (or /stop, or shutdown) ends it. A full queue refuses it at once (429): what it holds is let go too.
       const task = stop
         ? this.inTurn(sessionKey, work, {
             bounded: true,
@@ -149,19 +150,16 @@ export class MessagePipeline {
           })
         : work();
       this.parts.work.track(task);
-      try {
-        return { agentId: agent.id, sessionKey, delivered, ...(await task) };
-      } catch (error) {
-        // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
-        // Shutdown and a client that left abort with their own reasons and stay errors.
-        if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
-        delivered.push({ from: "command", text: STOPPED_REPLY });
-        return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: await this.earlier(sessionKey), stopped: true };
-      } finally {
-        stop?.release();
-        joined.dispose();
-      }
+      return { agentId: agent.id, sessionKey, delivered, ...(await task) };
+    } catch (error) {
+      // Ended by /stop: an answer, not a failure (clients retry failures, and would run it again).
+      // Shutdown and a client that left abort with their own reasons and stay errors.
+      if (!stop?.signal.aborted || signal.reason !== stop.signal.reason) throw error;
+      delivered.push({ from: "command", text: STOPPED_REPLY });
+      return { agentId: agent.id, sessionKey, reply: STOPPED_REPLY, delivered, earlier: await this.earlier(sessionKey), stopped: true };
     } finally {
+      stop?.release();
+      joined.dispose();
       if (typeof arrived === "function") arrived();
     }
   }
