@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { isHonoModule, withFetchClasses } from "./scripts/fetch-classes.mjs";
 
 /**
  * Two projects, both run by `npm test` (`vitest run`); one alone with
@@ -16,7 +17,17 @@ import { defineConfig } from "vitest/config";
  * process or listens on a port fails there, naming the file.
  */
 export default defineConfig({
+  // hono runs on the gateway's own Headers, Request and Response, here as in the build (scripts/fetch-classes.mjs):
+  // vitest hands hono's modules to this plugin instead of loading them as they are.
+  plugins: [
+    {
+      name: "hono-on-our-fetch-classes",
+      enforce: "pre",
+      transform: (code: string, id: string) => (isHonoModule(id) ? { code: withFetchClasses(code), map: null } : undefined),
+    },
+  ],
   test: {
+    server: { deps: { inline: [/[\\/]node_modules[\\/]hono[\\/]/] } },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

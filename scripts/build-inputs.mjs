@@ -11,7 +11,13 @@ import path from "node:path";
 /** The build's record of what it was made from, relative to the project. */
 export const STAMP = path.join("dist", ".build-inputs");
 
-const SETTINGS = ["tsconfig.json", "package-lock.json", path.join("scripts", "build.mjs"), path.join("scripts", "build-web.mjs")];
+const SETTINGS = [
+  "tsconfig.json",
+  "package-lock.json",
+  path.join("scripts", "build.mjs"),
+  path.join("scripts", "build-web.mjs"),
+  path.join("scripts", "fetch-classes.mjs"),
+];
 
 function sourcesUnder(dir, pattern, found, folders) {
   if (!existsSync(dir)) return found;

@@ -24,6 +24,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { STAMP, buildInputs, digestOf, stampText } from "./build-inputs.mjs";
+import { HONO_MODULE, isHonoModule, withFetchClasses } from "./fetch-classes.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = path.join(root, "dist");
@@ -112,6 +113,16 @@ const zodLocalesOnDemand = {
   },
 };
 
+/** hono's modules with the gateway's Headers, Request and Response in the place of Node's (scripts/fetch-classes.mjs). */
+const honoOnOurClasses = {
+  name: "hono-on-our-fetch-classes",
+  setup(build) {
+    build.onLoad({ filter: HONO_MODULE }, (args) =>
+      isHonoModule(args.path) ? { contents: withFetchClasses(readFileSync(args.path, "utf8")), loader: "js", resolveDir: path.dirname(args.path) } : undefined,
+    );
+  },
+};
+
 const withTypes = !process.argv.includes("--no-types");
 // Read before building: a source edited meanwhile makes the next start build again.
 const readAt = new Date(Date.now() - 1);
@@ -133,7 +144,7 @@ await build({
   platform: "node",
   target: "node20",
   external: UNBUNDLED,
-  plugins: [zodLocalesOnDemand],
+  plugins: [zodLocalesOnDemand, honoOnOurClasses],
   // Bundled CommonJS packages (pino, yaml, dotenv) call require() for Node's own modules.
   banner: { js: 'import { createRequire as __picoclawRequire } from "node:module"; const require = __picoclawRequire(import.meta.url);' },
   minifyWhitespace: true,

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { BoundedMap } from "./bounded-map.js";
 import { openAiErrorBody } from "./errors.js";
 import { markEventStream } from "./sse.js";
+import { webResponse } from "./http/response.js";
 
 /**
  * `Idempotency-Key` on the OpenAI-compatible POST routes: a client that
@@ -118,7 +119,7 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
     if (found?.state === "done") {
       // A streamed answer replayed is an event stream too, counted while it is sent.
       if (found.contentType.startsWith("text/event-stream")) markEventStream(c);
-      return new Response(found.body, { status: found.status, headers: { "content-type": found.contentType, "idempotent-replayed": "true" } });
+      return webResponse(found.body, { status: found.status, headers: { "content-type": found.contentType, "idempotent-replayed": "true" } });
     }
     store.start(key, fingerprint);
     const signal = c.req.raw.signal;
@@ -159,6 +160,6 @@ export function idempotent(store: IdempotencyStore): MiddlewareHandler {
         else store.finish(key, fingerprint, res.status, contentType, kept.join("") + decoder.decode());
       },
     });
-    c.res = new Response(res.body.pipeThrough(copy), { status: res.status, headers: res.headers });
+    c.res = webResponse(res.body.pipeThrough(copy), { status: res.status, headers: res.headers });
   };
 }

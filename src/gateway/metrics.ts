@@ -3,6 +3,7 @@ import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { MetricsRegistry, TokenKind } from "./metrics-registry.js";
 import { answeredWithEventStream } from "./sse.js";
+import { webResponse } from "./http/response.js";
 
 /**
  * `GET /metrics`: what the runtime's events say (turns, model calls, tools,
@@ -111,16 +112,15 @@ export class GatewayMetrics {
   countStreams(): MiddlewareHandler {
     return async (c, next) => {
       await next();
-      // Only answers their routes made event streams: asking an answer of @hono/node-server for its headers or body
-      // makes web Headers or a whole web Response of it (its body then a stream to read back), where a plain answer is
-      // otherwise written as it is, at a third of the cost.
+      // Only answers their routes made event streams: asking a plain answer for its body would make a stream of it to
+      // read back, where the node listener otherwise writes its text as it is.
       // A HEAD's answer is its GET's with the body dropped unread (hono's HEAD): counted, it never went down.
       if (!answeredWithEventStream(c) || c.req.method === "HEAD") return;
       const res = c.res;
       if (!res.body || !res.headers.get("content-type")?.startsWith("text/event-stream")) return;
       const counted = this.counted(res.body);
       c.res = undefined;
-      c.res = new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+      c.res = webResponse(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
     };
   }
 

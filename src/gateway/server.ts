@@ -1,11 +1,12 @@
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getRequestListener } from "@hono/node-server";
 import { ConfigError, PicoclawError } from "../errors.js";
+import { failureOf } from "./errors.js";
 import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { MAX_BODY_BYTES, createApp } from "./app.js";
 import { inTurn, limitConnections } from "./connections.js";
+import { nodeListener } from "./http/node-listener.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
 import type { ToolSwitchFile } from "./tools-route.js";
@@ -113,7 +114,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
     ...(opts.about ? { about: opts.about } : {}),
   });
-  // @hono/node-server's createAdaptorServer, with each pipelined request run only once its answer can be written.
+  // Node's server on the app, with each pipelined request run only once its answer can be written.
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -122,7 +123,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       // Node looks for connections past their headers or request time this often (30 s unless told).
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 2))),
     },
-    inTurn(getRequestListener(app.fetch, { hostname: host }), MAX_BODY_BYTES),
+    inTurn(
+      // hono's types name the standard's classes; the listener's are ours, which hono is built to use (http/headers.ts).
+      nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), {
+        hostname: host,
+        onError: (error) => failureOf(error, "answering a request", logger),
+      }),
+      MAX_BODY_BYTES,
+    ),
   );
   // A client that shuts its sending side once the request is sent (half-close) still reads: its answer is sent,
   // not its turn aborted. Node's own switch for it (without it, the end of the request's stream counts as the

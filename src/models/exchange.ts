@@ -1,6 +1,11 @@
 import { EventEmitter } from "node:events";
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Agent as HttpsAgent } from "node:https";
+import { createRequire } from "node:module";
+
+/** node:https (and TLS with it), loaded with the first https call: a gateway whose models are all http never loads it (~1.4 MiB, ~4 ms of start). */
+let httpsModule: typeof import("node:https") | undefined;
+const https = (): typeof import("node:https") => (httpsModule ??= createRequire(import.meta.url)("node:https") as typeof import("node:https"));
 
 /**
  * One POST to a model server and its answer, as the transport and the
@@ -59,20 +64,19 @@ export type Exchange = (url: string, headers: Record<string, string>, body: Buff
  */
 export const MODEL_CONNECTIONS = { perOrigin: 256, keepAliveMs: 4_000, maxRedirections: 20 } as const;
 
-type Agents = { "http:": HttpAgent; "https:": HttpsAgent };
-let agents: Agents | undefined;
+type Agents = { "http:"?: HttpAgent; "https:"?: HttpsAgent };
+const agents: Agents = {};
 
 /**
  * The pools, made with the first call. Node's own HTTP client, whose
  * parser is native: undici's (and `fetch`'s) is WebAssembly, and compiling
  * it costs a process some 15-20 MiB of RSS that it keeps (BENCHMARKS.md, "memory").
  */
-function agentsNow(): Agents {
-  agents ??= {
-    "http:": new HttpAgent({ keepAlive: true, maxSockets: MODEL_CONNECTIONS.perOrigin, timeout: MODEL_CONNECTIONS.keepAliveMs }),
-    "https:": new HttpsAgent({ keepAlive: true, maxSockets: MODEL_CONNECTIONS.perOrigin, timeout: MODEL_CONNECTIONS.keepAliveMs }),
-  };
-  return agents;
+function agentFor(protocol: string): HttpAgent | HttpsAgent | undefined {
+  const options = { keepAlive: true, maxSockets: MODEL_CONNECTIONS.perOrigin, timeout: MODEL_CONNECTIONS.keepAliveMs };
+  if (protocol === "http:") return (agents["http:"] ??= new HttpAgent(options));
+  if (protocol === "https:") return (agents["https:"] ??= new (https().Agent)(options));
+  return undefined;
 }
 
 /** Each endpoint, parsed once (there are as many as model entries). */
@@ -106,9 +110,9 @@ export const nodeExchange: Exchange = (url, headers, body, cutoff) => post(url, 
 function post(url: string, method: string, headers: Record<string, string>, body: Buffer | undefined, cutoff: Cutoff, redirects: number): Promise<ModelAnswer> {
   if (cutoff.aborted) return Promise.reject(cutoff.reason);
   const to = target(url);
-  const send = to.protocol === "https:" ? httpsRequest : httpRequest;
-  const agent = agentsNow()[to.protocol as keyof Agents];
+  const agent = agentFor(to.protocol);
   if (!agent) return Promise.reject(new Error(`not an http(s) URL: ${to.protocol}`));
+  const send = to.protocol === "https:" ? https().request : httpRequest;
   return new Promise<ModelAnswer>((resolve, reject) => {
     const sized = body === undefined ? headers : { ...headers, "content-length": String(body.length) };
     const req = send(to, { method, agent, headers: sized });

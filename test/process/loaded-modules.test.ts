@@ -4,7 +4,7 @@
  * something configured needs them, and an HTTP model's answer reader (its
  * wire schemas) with its first answer. Proven on the real process: a module loaded with `--import` records
  * every module the gateway loads (ES modules through a loader hook, CommonJS
- * ones from the require cache) and prints the list on SIGUSR2. dist/ is
+ * ones from the require cache, Node's built-ins from process.moduleLoadList) and prints the list on SIGUSR2. dist/ is
  * bundled (scripts/build.mjs), but each source loaded with `import()` is a
  * file of its own there, at its path in src/.
  */
@@ -29,7 +29,7 @@ const { port1, port2 } = new MessageChannel();
 port1.on("message", (url) => urls.push(url));
 port1.unref();
 register(${JSON.stringify(HOOKS)}, { data: { port: port2 }, transferList: [port2] });
-process.on("SIGUSR2", () => process.stderr.write("LOADED " + JSON.stringify([...urls, ...Object.keys(createRequire(process.execPath).cache)]) + "\\n"));
+process.on("SIGUSR2", () => process.stderr.write("LOADED " + JSON.stringify([...urls, ...Object.keys(createRequire(process.execPath).cache), ...process.moduleLoadList]) + "\\n"));
 `)}`;
 
 interface Gateway {
@@ -78,7 +78,7 @@ async function startGateway(config: unknown, files: Record<string, string> = {})
 const loads = (modules: string[], part: string) => modules.some((m) => m.includes(part));
 
 describe("what a gateway loads", () => {
-  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, pg, the plugin loader nor the Anthropic answer reader nor OpenTelemetry; the OpenAI answer reader comes with the first answer", {
+  it("a default config with an OpenAI-compatible model loads neither the MCP SDK, ajv, grammY, @discordjs, pg, the plugin loader nor the Anthropic answer reader nor OpenTelemetry, nor Node's fetch classes, http2 or TLS; the OpenAI answer reader comes with the first answer", {
     timeout: 60_000,
   }, async () => {
     const model = await FakeModelServer.start(() => textCompletion("hello back"));
@@ -87,6 +87,9 @@ describe("what a gateway loads", () => {
       const atStart = await gateway.loaded();
       expect(loads(atStart, "/dist/main.js")).toBe(true);
       expect(loads(atStart, "/dist/models/openai-decode.js")).toBe(false);
+      // TLS neither, until an https model is called (or the first event loads prom-client, whose push client needs it).
+      for (const part of ["NativeModule internal/deps/undici/undici", "NativeModule http2", "NativeModule https", "NativeModule tls"])
+        expect(loads(atStart, part), part).toBe(false);
 
       const res = await fetch(`${gateway.url}/v1/chat`, {
         method: "POST",
@@ -121,6 +124,10 @@ describe("what a gateway loads", () => {
         "/node_modules/@opentelemetry/resources/",
         "/dist/gateway/tracing.js",
         "/dist/gateway/tracing-sdk.js",
+        // Node's fetch classes (its built-in undici: ~10 MiB and ~17 ms to load): hono runs on the gateway's own.
+        "NativeModule internal/deps/undici/undici",
+        // @hono/node-server's, which the gateway does not use.
+        "NativeModule http2",
       ]) {
         expect(loads(afterTurn, part), part).toBe(false);
       }

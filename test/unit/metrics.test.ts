@@ -164,7 +164,7 @@ describe("GET /metrics", () => {
     expect(await streams()).toBe(0);
   });
 
-  it("leaves an answer that is no event stream as it is, never asking for its headers or body (so @hono/node-server writes it without making web objects of it)", async () => {
+  it("leaves an answer that is no event stream as it is, never asking for its headers or body (so the node listener writes its text as it is)", async () => {
     const runtime = { agentIds: () => ["main"], on: () => () => {} } as unknown as ConstructorParameters<typeof GatewayMetrics>[0];
     const metrics = new GatewayMetrics(runtime, silentLogger);
     const counting = metrics.countStreams();

@@ -1,0 +1,172 @@
+/**
+ * The node listener (src/gateway/http/node-listener.ts): Node's server to hono's app on the gateway's own fetch
+ * classes, in place of @hono/node-server. Proven over real sockets on 127.0.0.1, with requests written byte by byte
+ * where a client library would clean them up (a bad Host, a path with dot segments, the absolute form).
+ */
+import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeListener } from "../../src/gateway/http/node-listener.js";
+import { waitFor, within } from "../support/wait.js";
+
+const servers: Server[] = [];
+
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function serve(app: Hono): Promise<number> {
+  const server = createServer(nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), { hostname: "127.0.0.1" }));
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** Writes `raw` on a new connection and resolves with all the server sends until it closes the connection or `until` matches. */
+function exchange(port: number, raw: string | string[], until?: RegExp): Promise<string> {
+  return within(
+    "the server's answer",
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1");
+      let got = "";
+      socket.on("data", (chunk) => {
+        got += chunk.toString();
+        if (until?.test(got)) {
+          socket.destroy();
+          resolve(got);
+        }
+      });
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      for (const part of Array.isArray(raw) ? raw : [raw]) socket.write(part);
+    }),
+  );
+}
+
+function echoApp(): Hono {
+  const app = new Hono();
+  app.all("*", (c) => c.json({ url: c.req.url, method: c.req.method }));
+  return app;
+}
+
+describe("the node listener", () => {
+  it("refuses a Host that is no host (a@b, a/b) with a 400 JSON error, before the app sees the request", async () => {
+    const app = new Hono();
+    let reached = 0;
+    app.all("*", (c) => {
+      reached++;
+      return c.text("app");
+    });
+    const port = await serve(app);
+    for (const host of ["a@b", "evil.com/x", "a b"]) {
+      const answer = await exchange(port, `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expect(answer, host).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('{"error":{"code":"invalid_request","message":"');
+    }
+    const noSlash = await exchange(port, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(noSlash).toMatch(/^HTTP\/1\.1 400 /);
+    expect(reached).toBe(0);
+  });
+
+  it("resolves dot segments before routing (/a/../health is /health) and takes the absolute form of a request line", async () => {
+    const port = await serve(echoApp());
+    const dots = await exchange(port, "GET /v1/../health?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(dots).toContain('"url":"http://127.0.0.1/health?x=1"');
+    const absolute = await exchange(port, "GET http://example.com/abs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(absolute).toContain('"url":"http://example.com/abs"');
+    const backslash = await exchange(port, "GET /a\\..\\health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(backslash).toMatch(/^HTTP\/1\.1 400 /);
+  });
+
+  it("writes a text answer with its Content-Length, each Set-Cookie as a header of its own, and HEAD without a body", async () => {
+    const app = new Hono();
+    app.get("/c", (c) => {
+      c.header("set-cookie", "a=1", { append: true });
+      c.header("set-cookie", "b=2", { append: true });
+      return c.text("héllo");
+    });
+    const port = await serve(app);
+    const answer = await exchange(port, "GET /c HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/\r\ncontent-length: 6\r\n/i);
+    expect(answer.match(/\r\nset-cookie: /gi)).toHaveLength(2);
+    expect(answer.endsWith("\r\n\r\nhéllo")).toBe(true);
+    const head = await exchange(port, "HEAD /c HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head.endsWith("\r\n\r\n")).toBe(true);
+  });
+
+  it("a client that goes away mid-stream aborts its request's signal and cancels the answer's stream", async () => {
+    const app = new Hono();
+    let aborted = false;
+    let cancelled = false;
+    app.get("/stream", (c) => {
+      c.req.raw.signal.addEventListener("abort", () => {
+        aborted = true;
+      });
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("data: first\n\n"));
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return c.body(body, 200, { "content-type": "text/event-stream" });
+    });
+    const port = await serve(app);
+    const answer = await exchange(port, "GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", /data: first/);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/\r\ntransfer-encoding: chunked\r\n/i);
+    await waitFor("the request's signal to abort and the stream to be cancelled", () => aborted && cancelled);
+  });
+
+  it("a body the app never read is dropped, and the connection serves the next request", async () => {
+    const app = new Hono();
+    app.post("/ignore", (c) => c.text("ignored", 401));
+    app.get("/next", (c) => c.text("next"));
+    const port = await serve(app);
+    const body = "x".repeat(50_000);
+    const answer = await exchange(
+      port,
+      [`POST /ignore HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n`, body, "GET /next HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"],
+      /\r\n\r\nnext$/,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toMatch(/\r\n\r\nnext$/);
+  });
+
+  it("an app that throws (past hono's own error handler) is a 500 JSON error, and the server goes on", async () => {
+    const port = await serve(echoApp());
+    const throwing = await serve(new Hono());
+    const failing = createServer(
+      nodeListener(
+        () => {
+          throw new Error("boom");
+        },
+        { hostname: "127.0.0.1" },
+      ),
+    );
+    servers.push(failing);
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    const failingPort = (failing.address() as AddressInfo).port;
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const answer = await exchange(failingPort, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+      expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+      expect(answer).toContain('"code":"internal"');
+      expect(answer).not.toContain("boom");
+      await waitFor("the warning naming the failure", () => warnings.some((w) => w.message === "boom"));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(await exchange(throwing, "GET /none HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 404 /);
+    expect(await exchange(port, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
