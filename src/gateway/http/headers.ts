@@ -7,8 +7,9 @@
  *
  * What a caller sees is the standard's: names are case-insensitive and
  * listed lower-cased and sorted, values trimmed of HTTP whitespace, values
- * of one name joined with ", " (Set-Cookie kept apart, `getSetCookie()`),
- * a bad name or a value with CR, LF or NUL a TypeError.
+ * of one name joined with ", " (Cookie's with "; ", Set-Cookie kept apart,
+ * `getSetCookie()`), a bad name or a value with a control character (CR,
+ * LF, NUL...) or one past U+00FF a TypeError (Node would refuse to write it).
  */
 export type HeadersSource =
   | Iterable<readonly [string, string] | readonly string[]>
@@ -16,7 +17,8 @@ export type HeadersSource =
   | { forEach(callback: (value: string, name: string) => void): void };
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const BAD_VALUE = /[\0\r\n]/;
+/** What no header value may hold: CR, LF, NUL (the standard), and what HTTP/1.1 cannot carry either, as Node says when it writes (other controls, DEL, and characters past U+00FF). */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 const SET_COOKIE = "set-cookie";
 
@@ -28,7 +30,7 @@ function checkedName(name: string): string {
 
 function checkedValue(name: string, value: string): string {
   const text = String(value).replace(EDGE_WHITESPACE, "");
-  if (BAD_VALUE.test(text)) throw new TypeError(`Headers: the value of ${name} holds a CR, LF or NUL`);
+  if (BAD_VALUE.test(text)) throw new TypeError(`Headers: the value of ${name} holds a control character or one past U+00FF`);
   return text;
 }
 
@@ -70,7 +72,8 @@ export class Headers {
       return;
     }
     const had = this.#values.get(name);
-    this.#values.set(name, had === undefined ? value : `${had}, ${value}`);
+    // Cookies are joined as a Cookie header joins them (as Node's Headers do), every other name with a comma.
+    this.#values.set(name, had === undefined ? value : `${had}${name === "cookie" ? "; " : ", "}${value}`);
   }
 
   append(name: string, value: string): void {

@@ -18,11 +18,25 @@ const DRAIN_MS = 500;
 const DRAIN_BYTES = 64 * 1024 * 1024;
 /** ...and past either, its connection is closed: a client cannot keep the gateway reading a body nobody wants. */
 
-const SAFE_HOST = /^[a-z0-9._-]+(?::\d{1,5})?$/;
+/** A Host whose URL needs no parsing to be known good: a name with a port of 1000-59999 (or none). Others are parsed once. */
+const SAFE_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 const SAFE_PATH = /^\/[!#$&-;=?-[\]_a-z~]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;
 
 class BadRequest extends Error {}
+
+/** Hosts found good (their URL parses to the same host), at most HOSTS_KEPT: a gateway is reached by few names. */
+const goodHosts = new Set<string>();
+const HOSTS_KEPT = 64;
+
+/** Whether `host` makes a URL whose host is itself (`256.256.256.256` or `a.1` do not parse; `a@b` names another). */
+function goodHost(host: string): boolean {
+  if (goodHosts.has(host)) return true;
+  if (!SAFE_HOST.test(host) || !URL.canParse(`http://${host}/`)) return false;
+  if (new URL(`http://${host}/`).host !== host) return false;
+  if (goodHosts.size < HOSTS_KEPT) goodHosts.add(host);
+  return true;
+}
 
 /** The request's URL from its target and Host, as a browser would resolve it; what does not make one is refused. */
 export function requestUrl(target: string, host: string | undefined, encrypted: boolean): string {
@@ -34,7 +48,7 @@ export function requestUrl(target: string, host: string | undefined, encrypted: 
   if (!target.startsWith("/")) throw new BadRequest("the request's target must be a path beginning with /");
   if (!host) throw new BadRequest("the request has no Host header");
   const url = `${encrypted ? "https" : "http"}://${host}${target}`;
-  if (SAFE_HOST.test(host) && SAFE_PATH.test(target) && !DOT_SEGMENT.test(target)) return url;
+  if (SAFE_PATH.test(target) && !DOT_SEGMENT.test(target) && goodHost(host)) return url;
   const query = target.indexOf("?");
   const backslash = target.indexOf("\\");
   if (backslash !== -1 && (query === -1 || backslash < query)) throw new BadRequest("the request's path holds a backslash");
@@ -92,11 +106,25 @@ export function nodeListener(
     try {
       answer = await fetch(request, { incoming, outgoing });
     } catch (error) {
-      answer = Response.json({ error: { code: "internal", message: "internal error; see the gateway log" } }, { status: 500 });
       onError(error);
+      return sendFailure(outgoing);
     }
-    await send(answer, outgoing);
+    try {
+      await send(answer, outgoing);
+    } catch (error) {
+      // An answer Node cannot write (a header value it refuses, a body used already): a 500 if nothing went out yet,
+      // else the connection cut. Never an unhandled rejection, which would end the process.
+      onError(error);
+      if (!outgoing.headersSent && !outgoing.destroyed) sendFailure(outgoing);
+      else outgoing.destroy();
+    }
   };
+}
+
+function sendFailure(outgoing: ServerResponse): void {
+  const body = JSON.stringify({ error: { code: "internal", message: "internal error; see the gateway log" } });
+  outgoing.writeHead(500, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  outgoing.end(body);
 }
 
 function sendBadRequest(outgoing: ServerResponse, message: string): void {
@@ -128,7 +156,8 @@ async function send(answer: Answer, outgoing: ServerResponse): Promise<void> {
         : { kind: "none" };
   if (source.kind === "pending") source = { kind: "bytes", bytes: await source.bytes };
   const head = (extra?: number) => {
-    if (extra !== undefined && !contentLength) headers["content-length"] = String(extra);
+    // A length the answer did not give, unless it is sent chunked (HTTP forbids both).
+    if (extra !== undefined && !contentLength && !("transfer-encoding" in headers)) headers["content-length"] = String(extra);
     if (answer.statusText) outgoing.writeHead(answer.status, answer.statusText, headers);
     else outgoing.writeHead(answer.status, headers);
   };
@@ -151,6 +180,7 @@ async function send(answer: Answer, outgoing: ServerResponse): Promise<void> {
       return;
     default: {
       const stream = streamOf(source);
+      if (stream?.locked) throw new TypeError("the answer's body stream is locked to another reader");
       head();
       outgoing.flushHeaders();
       if (stream) await pump(stream, outgoing);
@@ -171,7 +201,10 @@ async function pump(stream: ReadableStream<Uint8Array>, outgoing: ServerResponse
         outgoing.end();
         return;
       }
-      if (outgoing.destroyed) return;
+      if (outgoing.destroyed) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
       if (!outgoing.write(value)) {
         await new Promise<void>((resolve) => {
           const go = () => {
