@@ -81,6 +81,8 @@ export class SseAnswer {
   private readonly gone = new AbortController();
   private stopHeartbeat: () => void = () => {};
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Stops listening for the client's FIN: once the answer is done, however it ends (a kept-alive socket outlives it). */
+  private stopListening: () => void = () => {};
   private readonly encoder = new TextEncoder();
   readonly body: ReadableStream<Uint8Array>;
 
@@ -93,8 +95,8 @@ export class SseAnswer {
         start: (controller) => {
           this.controller = controller;
           this.beat();
-          const stop = onClientFin(c, () => this.leave(new AbortedError("the client went away")));
-          this.gone.signal.addEventListener("abort", stop, { once: true });
+          this.stopListening = onClientFin(c, () => this.leave(new AbortedError("the client went away")));
+          this.gone.signal.addEventListener("abort", () => this.stopListening(), { once: true });
         },
         pull: async (controller) => {
           while (this.queue.length === 0 && !this.ended && !this.gone.signal.aborted) {
@@ -102,7 +104,10 @@ export class SseAnswer {
           }
           // A client that left (its FIN) gets the answer's end: returning without it left the response open for good, its
           // socket half-closed on the server's side and counted as an open stream.
-          if (this.gone.signal.aborted) return closeQuietly(controller);
+          if (this.gone.signal.aborted) {
+            this.stopListening();
+            return closeQuietly(controller);
+          }
           if (this.queue.length > 0) {
             const text = this.queue.length === 1 ? this.queue[0]! : this.queue.join("");
             this.queue.length = 0;
@@ -111,9 +116,13 @@ export class SseAnswer {
             return;
           }
           this.stopHeartbeat();
+          this.stopListening();
           controller.close();
         },
-        cancel: () => this.leave(new AbortedError("the client went away")),
+        cancel: () => {
+          this.stopListening();
+          this.leave(new AbortedError("the client went away"));
+        },
       },
       // Nothing is pulled ahead of the connection: what the client has not taken stays in the queue, counted.
       { highWaterMark: 0 },

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeListener } from "../../src/gateway/http/node-listener.js";
+import { Response } from "../../src/gateway/http/response.js";
 import { waitFor, within } from "../support/wait.js";
 
 const servers: Server[] = [];
@@ -71,6 +72,51 @@ describe("the node listener", () => {
     const noSlash = await exchange(port, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     expect(noSlash).toMatch(/^HTTP\/1\.1 400 /);
     expect(reached).toBe(0);
+  });
+
+  it("refuses a Host whose URL does not parse (a port past 65535, a dotted number past 255) with a 400, not a 500 later", async () => {
+    const port = await serve(echoApp());
+    for (const host of ["localhost:70000", "256.256.256.256", "a.1"]) {
+      const answer = await exchange(port, `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expect(answer, host).toMatch(/^HTTP\/1\.1 400 /);
+    }
+    for (const host of ["localhost:80", "localhost:65535", "[::1]:8080", "Example.COM"]) {
+      const answer = await exchange(port, `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expect(answer, host).toMatch(/^HTTP\/1\.1 200 /);
+    }
+  });
+
+  it("an answer Node cannot write (its body stream locked) is a 500 JSON error, told to onError, and the server goes on", async () => {
+    const app = new Hono();
+    app.get("/locked", () => {
+      const body = new ReadableStream<Uint8Array>();
+      body.getReader();
+      // The gateway's own Response takes such a stream (Node's refuses it at once); the listener finds it locked.
+      return new Response(body) as unknown as globalThis.Response;
+    });
+    app.get("/ok", (c) => c.text("ok"));
+    const errors: unknown[] = [];
+    const server = createServer(
+      nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), { hostname: "127.0.0.1", onError: (e) => errors.push(e) }),
+    );
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const answer = await exchange(port, "GET /locked HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 500 /);
+    expect(answer).toContain('"code":"internal"');
+    expect(String(errors[0])).toMatch(/locked/);
+    expect(await exchange(port, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("a text answer sent chunked by its route's own header gets no Content-Length beside it", async () => {
+    const app = new Hono();
+    app.get("/te", (c) => c.text("chunked", 200, { "transfer-encoding": "chunked" }));
+    const port = await serve(app);
+    const answer = await exchange(port, "GET /te HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).not.toMatch(/\r\ncontent-length:/i);
+    expect(answer).toContain("chunked");
   });
 
   it("resolves dot segments before routing (/a/../health is /health) and takes the absolute form of a request line", async () => {

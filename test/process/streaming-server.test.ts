@@ -1,4 +1,4 @@
-import { request as httpRequest } from "node:http";
+import { Agent, request as httpRequest } from "node:http";
 import OpenAI from "openai";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startGateway } from "../../src/gateway/server.js";
@@ -17,7 +17,40 @@ async function served(opts: Parameters<typeof harness>[0] = {}) {
   return { h, url: running.url };
 }
 
+/** POSTs `body` over `agent` and resolves with the whole answer and whether it came on a socket used before. */
+function post(url: string, agent: Agent, body: unknown): Promise<{ status: number; text: string; reused: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text, reused: req.reusedSocket }));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
 describe("streamed answers on the node server", () => {
+  it("streamed answers one after another on one kept-alive connection leave no listener behind on its socket (no MaxListenersExceededWarning)", async () => {
+    const { url } = await served();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const answers = [];
+      for (let i = 0; i < 12; i++) answers.push(await post(`${url}/v1/chat`, agent, { message: `hello ${i}`, session: "kept", stream: true }));
+      expect(answers.every((a) => a.status === 200 && a.text.includes("event: turn.end"))).toBe(true);
+      expect(answers.slice(1).every((a) => a.reused)).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message)).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      agent.destroy();
+    }
+  });
+
   it("the OpenAI SDK, over a real socket, gets each piece of the model's text before the model has finished", async () => {
     const model = new WireModel();
     const { url } = await served({ config: wireConfig(), models: { fetch: model.fetch } });

@@ -25,6 +25,14 @@ describe("Headers", () => {
     expect(headers.get("absent")).toBeNull();
   });
 
+  it("joins two Cookie headers as one Cookie header (with a semicolon), as Node's Headers do", () => {
+    const headers = new Headers([
+      ["cookie", "a=1"],
+      ["Cookie", "b=2"],
+    ]);
+    expect(headers.get("cookie")).toBe("a=1; b=2");
+  });
+
   it("keeps each Set-Cookie apart: getSetCookie lists them, iteration gives each as its own pair, get joins them", () => {
     const headers = new Headers([
       ["set-cookie", "a=1"],
@@ -47,6 +55,9 @@ describe("Headers", () => {
     expect(() => headers.append("x\nevil", "1")).toThrow(TypeError);
     expect(() => headers.append("bad name", "1")).toThrow(TypeError);
     expect(() => new Headers({ "x-a": "a\0b" })).toThrow(TypeError);
+    // What Node would refuse to write: other control characters, DEL, characters past U+00FF.
+    for (const value of ["a\u007fb", "a\u0001b", "10 €"]) expect(() => headers.set("x-b", value), JSON.stringify(value)).toThrow(TypeError);
+    expect(new Headers({ "x-latin": "café\tau lait" }).get("x-latin")).toBe("café\tau lait");
     expect([...headers]).toEqual([["a", "1"]]);
   });
 
