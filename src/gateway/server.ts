@@ -149,8 +149,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     });
   });
   // What the first turn would make (its tools' specs, the model's answer reader), made now in the background: the gateway
-  // answers meanwhile, and the first turn after start does not make them itself. (prom-client is left to the first event
-  // or scrape: a gateway nobody scrapes or talks to never loads it.)
+  // answers meanwhile, and the first turn after start does not make them itself. (prom-client is left to the first
+  // scrape: a gateway nobody scrapes never loads it.)
   setImmediate(() => void runtime.warm());
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;

@@ -4,7 +4,7 @@
  * events say (turns, model calls, tool calls and errors, approvals) and
  * what it holds (sessions, queued turns, open streams); behind the token
  * when one is set; never a session key or a user's text as a label; and
- * prom-client loaded with the first event or scrape, not at start-up.
+ * prom-client (Node's own metrics) loaded with the first scrape only.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -199,7 +199,7 @@ describe("GET /metrics", () => {
     expect(await made.text()).toBe("data: x\n\n");
   });
 
-  it("loads prom-client with the first event, not before, and counts what happened while it loaded", async () => {
+  it("counts from the first event without prom-client, which loads with the first scrape only", async () => {
     const h = harness({ config: { tools: DEFAULT_TOOLS_OFF } });
     let loads = 0;
     let release!: () => void;
@@ -209,14 +209,33 @@ describe("GET /metrics", () => {
       await gate;
       return import("../../src/gateway/metrics-registry.js");
     });
-    expect(loads).toBe(0);
     await h.chat({ message: "one" });
     await h.chat({ message: "two" });
+    expect(loads).toBe(0);
+    expect(parsePrometheus(metrics.ownText()).value("picoclaw_turns_total", { agent: "main", outcome: "done" })).toBe(2);
+    const ready = metrics.ready();
     expect(loads).toBe(1);
     release();
-    const registry = await metrics.ready();
-    expect(parsePrometheus(await registry.text()).value("picoclaw_turns_total", { agent: "main", outcome: "done" })).toBe(2);
+    const registry = await ready;
+    expect(parsePrometheus(await registry.text()).types.get("nodejs_eventloop_lag_seconds")).toBe("gauge");
     metrics.close();
+  });
+
+  it("writes a histogram as Prometheus does: cumulative buckets up to +Inf, then its sum and count; label values quoted and escaped", async () => {
+    const { CounterTally, HistogramTally } = await import("../../src/gateway/metrics-tally.js");
+    const histogram = new HistogramTally("t_seconds", "Time.", ["tool"], [0.1, 1]);
+    for (const value of [0.05, 0.1, 0.5, 7]) histogram.observe({ tool: "a" }, value);
+    const m = parsePrometheus(histogram.text());
+    expect(m.samples("t_seconds_bucket").map((s) => [s.labels.le, s.value])).toEqual([
+      ["0.1", 2],
+      ["1", 3],
+      ["+Inf", 4],
+    ]);
+    expect([m.value("t_seconds_sum", { tool: "a" }), m.value("t_seconds_count", { tool: "a" })]).toEqual([7.65, 4]);
+    const counter = new CounterTally("odd_total", "Odd labels.", ["tool"]);
+    counter.inc({ tool: 'a"b\\c\nd' }, 2);
+    expect(counter.text()).toContain('odd_total{tool="a\\"b\\\\c\\nd"} 2\n');
+    expect(parsePrometheus(counter.text()).value("odd_total", { tool: 'a"b\\c\nd' })).toBe(2);
   });
 
   it("keeps prom-client's global registry empty: the gateway's metrics are on a registry of its own", async () => {
