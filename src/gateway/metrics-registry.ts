@@ -1,4 +1,4 @@
-import { Registry, collectDefaultMetrics } from "prom-client";
+import { type Counter, Registry, collectDefaultMetrics } from "prom-client";
 
 /**
  * Node's own metrics (process memory and CPU, heap, event-loop lag) from
@@ -12,7 +12,16 @@ export class MetricsRegistry {
   readonly registry = new Registry();
 
   constructor() {
+    // prom-client's CPU counters count from when they are made; the process's CPU before then is added, so that they
+    // are the process's total as Prometheus expects (a gateway scraped first after a day has used CPU for a day).
+    const before = process.cpuUsage();
     collectDefaultMetrics({ register: this.registry });
+    const spent: [string, number][] = [
+      ["process_cpu_user_seconds_total", before.user],
+      ["process_cpu_system_seconds_total", before.system],
+      ["process_cpu_seconds_total", before.user + before.system],
+    ];
+    for (const [name, micros] of spent) (this.registry.getSingleMetric(name) as Counter | undefined)?.inc(micros / 1e6);
   }
 
   get contentType(): string {

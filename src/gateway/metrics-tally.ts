@@ -15,14 +15,10 @@ function quoted(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`;
 }
 
-/** `a="x",b="y"`, in the order of `names` (a label not given is left out). */
+/** `a="x",b="y"`, every one of `names` in their order (a label not given is "", which Prometheus reads as absent). */
 function labelText(names: readonly string[], labels: Labels): string {
   let text = "";
-  for (const name of names) {
-    const value = labels[name];
-    if (value === undefined) continue;
-    text += `${text === "" ? "" : ","}${name}=${quoted(value)}`;
-  }
+  for (const name of names) text += `${text === "" ? "" : ","}${name}=${quoted(String(labels[name] ?? ""))}`;
   return text;
 }
 
@@ -50,6 +46,8 @@ export class CounterTally {
   ) {}
 
   inc(labels: Labels, by = 1): void {
+    // A count that is no finite number of at least 0 (a provider's odd usage) is not counted: it would spoil the series.
+    if (!Number.isFinite(by) || by < 0) return;
     const key = labelText(this.labelNames, labels);
     this.series.set(key, (this.series.get(key) ?? 0) + by);
   }
@@ -73,6 +71,7 @@ export class HistogramTally {
   ) {}
 
   observe(labels: Labels, value: number): void {
+    if (!Number.isFinite(value)) return;
     const key = labelText(this.labelNames, labels);
     let found = this.series.get(key);
     if (!found) {

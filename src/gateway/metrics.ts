@@ -24,8 +24,10 @@ const MODEL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120];
 /** Seconds: a tool call (a file read is milliseconds, an exec or a fetch can take minutes). */
 const TOOL_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 15, 60, 300];
 
+/** The text format's content type, for an answer without prom-client's registry (it failed to load). */
+const TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8";
+
 export class GatewayMetrics {
-  private registry: MetricsRegistry | undefined;
   private loading: Promise<MetricsRegistry> | undefined;
   private openStreams = 0;
   private readonly agents: ReadonlySet<string>;
@@ -114,10 +116,7 @@ export class GatewayMetrics {
   /** prom-client's registry of Node's own metrics, loaded on first use (the first scrape). */
   ready(): Promise<MetricsRegistry> {
     this.loading ??= this.load().then(
-      ({ MetricsRegistry }) => {
-        this.registry = new MetricsRegistry();
-        return this.registry;
-      },
+      ({ MetricsRegistry }) => new MetricsRegistry(),
       (error: unknown) => {
         // The next scrape tries again.
         this.loading = undefined;
@@ -157,9 +156,10 @@ export class GatewayMetrics {
 
   /** `GET /metrics`'s answer: the text format, never cached. */
   async answer(c: Context): Promise<Response> {
-    const registry = await this.ready();
-    const text = this.ownText() + (await registry.text());
-    return c.body(text, 200, { "content-type": registry.contentType, "cache-control": "no-store" });
+    // Without prom-client (it failed to load: said once in the log, tried again at the next scrape), the gateway's own series.
+    const registry = await this.ready().catch(() => undefined);
+    const text = this.ownText() + (registry ? await registry.text() : "");
+    return c.body(text, 200, { "content-type": registry?.contentType ?? TEXT_FORMAT, "cache-control": "no-store" });
   }
 
   /**

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createApp } from "../../src/gateway/app.js";
 import { GatewayMetrics } from "../../src/gateway/metrics.js";
 import type { Feature } from "../../src/port/feature.js";
 import { eventStreamAnswer } from "../../src/gateway/sse.js";
@@ -221,6 +222,38 @@ describe("GET /metrics", () => {
     metrics.close();
   });
 
+  it("answers the gateway's own series when prom-client fails to load, says so once, and loads it at the next scrape", async () => {
+    const h = harness({ config: { tools: DEFAULT_TOOLS_OFF } });
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => warnings.push(message) };
+    let fails = true;
+    const metrics = new GatewayMetrics(h.runtime, logger, async () => {
+      if (fails) throw new Error("no prom-client here");
+      return import("../../src/gateway/metrics-registry.js");
+    });
+    const app = createApp(h.runtime, { logger, metrics });
+    await h.chat({ message: "one" });
+    const first = await app.request("/metrics");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const m = parsePrometheus(await first.text());
+    expect(m.value("picoclaw_turns_total", { agent: "main", outcome: "done" })).toBe(1);
+    expect(m.types.has("nodejs_eventloop_lag_seconds")).toBe(false);
+    expect(warnings).toEqual([expect.stringMatching(/^metrics: prom-client did not load \(no prom-client here\)/)]);
+    fails = false;
+    const second = parsePrometheus(await (await app.request("/metrics")).text());
+    expect(second.types.get("nodejs_eventloop_lag_seconds")).toBe("gauge");
+    expect(second.value("picoclaw_turns_total", { agent: "main", outcome: "done" })).toBe(1);
+    metrics.close();
+  });
+
+  it("process_cpu_seconds_total is the process's CPU since it started, not since the first scrape loaded prom-client", async () => {
+    const h = harness({ config: { tools: DEFAULT_TOOLS_OFF } });
+    const before = process.cpuUsage();
+    const { text } = await scrape(h);
+    expect(parsePrometheus(text).value("process_cpu_seconds_total")).toBeGreaterThanOrEqual((before.user + before.system) / 1e6);
+  });
+
   it("writes a histogram as Prometheus does: cumulative buckets up to +Inf, then its sum and count; label values quoted and escaped", async () => {
     const { CounterTally, HistogramTally } = await import("../../src/gateway/metrics-tally.js");
     const histogram = new HistogramTally("t_seconds", "Time.", ["tool"], [0.1, 1]);
@@ -236,6 +269,14 @@ describe("GET /metrics", () => {
     counter.inc({ tool: 'a"b\\c\nd' }, 2);
     expect(counter.text()).toContain('odd_total{tool="a\\"b\\\\c\\nd"} 2\n');
     expect(parsePrometheus(counter.text()).value("odd_total", { tool: 'a"b\\c\nd' })).toBe(2);
+    // What no event should carry, and would spoil a series: not counted. A label not given is "", one series with "".
+    histogram.observe({ tool: "a" }, Number.NaN);
+    counter.inc({ tool: "n" }, Number.POSITIVE_INFINITY);
+    counter.inc({}, 1);
+    counter.inc({ tool: "" }, 1);
+    expect(parsePrometheus(histogram.text()).value("t_seconds_count", { tool: "a" })).toBe(4);
+    expect(counter.text()).not.toContain('tool="n"');
+    expect(counter.text()).toContain('odd_total{tool=""} 2\n');
   });
 
   it("keeps prom-client's global registry empty: the gateway's metrics are on a registry of its own", async () => {
