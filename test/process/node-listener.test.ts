@@ -119,6 +119,23 @@ describe("the node listener", () => {
     expect(answer).toContain("chunked");
   });
 
+  it("refuses a body in a transfer coding other than chunked (gzip, chunked) with a 501, before the app reads it still encoded", async () => {
+    const app = new Hono();
+    let reached = 0;
+    app.post("*", async (c) => {
+      reached++;
+      return c.text(await c.req.text());
+    });
+    const port = await serve(app);
+    const answer = await exchange(port, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 501 /);
+    expect(answer).toContain('"code":"not_implemented"');
+    expect(reached).toBe(0);
+    const chunked = await exchange(port, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
+    expect(chunked).toMatch(/^HTTP\/1\.1 200 /);
+    expect(chunked.endsWith("\r\n\r\nhi")).toBe(true);
+  });
+
   it("resolves dot segments before routing (/a/../health is /health) and takes the absolute form of a request line", async () => {
     const port = await serve(echoApp());
     const dots = await exchange(port, "GET /v1/../health?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");

@@ -79,6 +79,12 @@ export function nodeListener(
     let controller: AbortController | undefined;
     let gone: string | undefined;
     let request: Request;
+    const codings = incoming.headers["transfer-encoding"];
+    if (codings !== undefined && !onlyChunked(codings)) {
+      // Node's parser frames such a body as chunked and hands it over still encoded (gzip, say): refused, as HTTP asks of
+      // a server that does not decode a transfer coding, and the connection closed, as its framing is in doubt.
+      return sendRefusal(outgoing, 501, "not_implemented", `Transfer-Encoding ${JSON.stringify(codings.slice(0, 80))} is not supported: only chunked`);
+    }
     try {
       const hasBody = incoming.method !== "GET" && incoming.method !== "HEAD";
       request = Request.fromNode({
@@ -127,9 +133,19 @@ function sendFailure(outgoing: ServerResponse): void {
   outgoing.end(body);
 }
 
+/** Whether a Transfer-Encoding names chunked alone (the one transfer coding the gateway takes). */
+function onlyChunked(codings: string): boolean {
+  return codings.split(",").every((coding) => coding.trim().toLowerCase() === "chunked");
+}
+
 function sendBadRequest(outgoing: ServerResponse, message: string): void {
-  const body = JSON.stringify({ error: { code: "invalid_request", message } });
-  outgoing.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+  sendRefusal(outgoing, 400, "invalid_request", message);
+}
+
+/** A refusal before the app sees the request, its connection closed after it. */
+function sendRefusal(outgoing: ServerResponse, status: number, code: string, message: string): void {
+  const body = JSON.stringify({ error: { code, message } });
+  outgoing.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
   outgoing.end(body);
 }
 
