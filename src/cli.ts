@@ -40,7 +40,7 @@ export interface CliIO {
   prompt?: (text: string) => void;
   /** Sizes the process's V8 heap: for a long-running gateway (`picoclaw gateway`), else V8's own (main.ts gives heap-sizing.ts's, tests none). */
   sizeHeap?: (sizing: HeapSizing) => void;
-  /** Sets how soon V8 optimizes the code, once the gateway listens (main.ts gives jit-budget.ts's, tests none). */
+  /** Sets how soon V8 optimizes the code, at the gateway's first turn (main.ts gives jit-budget.ts's, tests none). */
   setJitBudget?: (bytes: number) => void;
   /** Collects the heap once the gateway's turns have left it idle for `idleMs`, and gives back its young generation after `youngMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
   collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void, youngMs: number) => () => void;
@@ -278,7 +278,16 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
       throw error;
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
-    io.setJitBudget?.(limits.jit_interrupt_budget);
+    // From the first turn on: a gateway that has run none (start-up, health checks) gains nothing from optimized code,
+    // and optimizing it would cost an idle process ~1.3 MiB (the compiler's pages and its code). A turn's code is
+    // optimized as soon either way (BENCHMARKS.md, "Thirteenth sitting").
+    const setJitBudget = io.setJitBudget;
+    if (setJitBudget && limits.jit_interrupt_budget > 0) {
+      const stop = runtime.on("turn.start", () => {
+        stop();
+        setJitBudget(limits.jit_interrupt_budget);
+      });
+    }
     stopCollecting = io.collectWhenIdle?.(
       limits.idle_collect_ms,
       runtime,
