@@ -203,6 +203,34 @@ describe("the node listener", () => {
     expect(answer).toMatch(/\r\n\r\nnext$/);
   });
 
+  it("a client that trickles a body nobody reads is cut once 500 ms of dropping it have passed, not left to the request timeout", async () => {
+    const app = new Hono();
+    app.post("/ignore", (c) => c.text("ignored", 401));
+    const port = await serve(app);
+    const socket = connect(port, "127.0.0.1");
+    let got = "";
+    let answeredAt = 0;
+    socket.on("data", (chunk) => {
+      got += chunk.toString();
+      if (answeredAt === 0 && got.includes("ignored")) answeredAt = performance.now();
+    });
+    const closed = new Promise<number>((resolve) => socket.on("close", () => resolve(performance.now())));
+    socket.on("error", () => {});
+    socket.write("POST /ignore HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n");
+    const trickle = setInterval(() => {
+      if (!socket.destroyed) socket.write("x".repeat(10));
+    }, 50);
+    try {
+      const at = await within("the connection to be cut", closed);
+      expect(got).toMatch(/^HTTP\/1\.1 401 /);
+      // Cut by the drain's 500 ms, long before the body could end (100,000 bytes at 200 a second) or a request timeout.
+      expect(at - answeredAt).toBeLessThan(5_000);
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+  });
+
   it("an app that throws (past hono's own error handler) is a 500 JSON error, and the server goes on", async () => {
     const port = await serve(echoApp());
     const throwing = await serve(new Hono());
