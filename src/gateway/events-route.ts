@@ -10,11 +10,12 @@ import { carriesBody, refuse } from "./refusal.js";
 /** No cap (an embedder's app without limits): a slot is always there. */
 const UNBOUNDED = new StreamSlots(Number.POSITIVE_INFINITY);
 
-/** An event stream's headers (and content type, text/event-stream). */
+/**
+ * An event stream's headers (and content type, text/event-stream). Not Connection or Transfer-Encoding: Node sets
+ * those from the request (a client's `Connection: close` is honoured, an HTTP/1.0 client gets no chunks).
+ */
 const STREAM_HEADERS: Readonly<Record<string, string>> = {
   "cache-control": "no-cache",
-  connection: "keep-alive",
-  "transfer-encoding": "chunked",
   // A proxy that buffers answers (nginx) passes this stream on as it comes, whatever its own config says.
   "x-accel-buffering": "no",
 };

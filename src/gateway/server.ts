@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { MAX_BODY_BYTES, createApp } from "./app.js";
 import { inTurn, limitConnections } from "./connections.js";
+import { answerClientErrors } from "./http/client-errors.js";
 import { nodeListener } from "./http/node-listener.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
@@ -137,6 +138,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // client gone). A client that goes away entirely still aborts its turn, when the connection closes.
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   limitConnections(server, limits.maxConnections, logger, limits.sendTimeoutMs);
+  answerClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;

@@ -136,9 +136,9 @@ export class SseAnswer {
 
   /** The answer to return from the route. */
   response(): Response {
+    // Not Connection: Node sets it from the request (a client's `Connection: close` is honoured).
     return eventStreamAnswer(this.c, this.body, {
       "cache-control": "no-cache",
-      connection: "keep-alive",
       // Proxies that buffer answers (nginx) pass this one on as it comes.
       "x-accel-buffering": "no",
     });

@@ -8,6 +8,7 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
+import { answerClientErrors } from "../../src/gateway/http/client-errors.js";
 import { nodeListener } from "../../src/gateway/http/node-listener.js";
 import { Response } from "../../src/gateway/http/response.js";
 import { waitFor, within } from "../support/wait.js";
@@ -134,6 +135,22 @@ describe("the node listener", () => {
     const chunked = await exchange(port, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: Chunked\r\nConnection: close\r\n\r\n2\r\nhi\r\n0\r\n\r\n");
     expect(chunked).toMatch(/^HTTP\/1\.1 200 /);
     expect(chunked.endsWith("\r\n\r\nhi")).toBe(true);
+  });
+
+  it("what Node's parser refuses (Content-Length with Transfer-Encoding, a folded header, too many headers) is a JSON error, and the connection closed", async () => {
+    const port = await serve(echoApp());
+    servers.at(-1)!.maxHeadersCount = 50;
+    answerClientErrors(servers.at(-1)!);
+    const smuggled = await exchange(port, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    expect(smuggled).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(smuggled.split("\r\n\r\n")[1]!)).toEqual({
+      error: { code: "invalid_request", message: expect.stringMatching(/^the request is not valid HTTP\/1\.1/) },
+    });
+    const folded = await exchange(port, "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: a\r\n  b\r\n\r\n");
+    expect(folded).toMatch(/^HTTP\/1\.1 400 /);
+    const flood = await exchange(port, `GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nX: ${"a".repeat(20_000)}\r\n\r\n`);
+    expect(flood).toMatch(/^HTTP\/1\.1 431 /);
+    expect(flood).toContain('"code":"request_header_fields_too_large"');
   });
 
   it("resolves dot segments before routing (/a/../health is /health) and takes the absolute form of a request line", async () => {

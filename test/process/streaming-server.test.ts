@@ -1,11 +1,12 @@
 import { Agent, request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import OpenAI from "openai";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { startGateway } from "../../src/gateway/server.js";
 import { harness } from "../support/project.js";
 import { sseReader } from "../support/sse.js";
 import { testTools } from "../support/tools.js";
-import { within } from "../support/wait.js";
+import { waitFor, within } from "../support/wait.js";
 import { WireModel, wireConfig } from "../support/wire-model.js";
 
 /** Streamed answers through the real node server: pieces leave as they come, and a client that hangs up stops its turn. */
@@ -31,7 +32,51 @@ function post(url: string, agent: Agent, body: unknown): Promise<{ status: numbe
   });
 }
 
+/** Writes `raw` to the gateway on a new connection; resolves with what came back once the gateway closes it. */
+function untilClosed(url: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return within(
+    "the gateway to close the connection",
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname);
+      let got = "";
+      socket.on("data", (chunk) => (got += chunk.toString()));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      socket.write(raw);
+    }),
+  );
+}
+
 describe("streamed answers on the node server", () => {
+  it("a streamed answer to a client that asked for Connection: close says so and closes the connection when it ends", async () => {
+    const { url } = await served();
+    const body = JSON.stringify({ message: "hello", session: "closing", stream: true });
+    const host = new URL(url).host;
+    const answer = await untilClosed(
+      url,
+      `POST /v1/chat HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(answer).not.toMatch(/\r\nconnection: keep-alive\r\n/i);
+    expect(answer).toContain("event: turn.end");
+  });
+
+  it("a client that leaves in the middle of its request's body is logged as a client that went away, not as the gateway's failure", async () => {
+    const { h, url } = await served();
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(`POST /v1/chat HTTP/1.1\r\nHost: ${new URL(url).host}\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{"message"`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.resetAndDestroy();
+    await waitFor("the request's end to be logged", () => h.logger.lines.some((line) => line.message.includes("POST /v1/chat")));
+    const lines = h.logger.lines.filter((line) => line.message.includes("POST /v1/chat"));
+    expect(lines.filter((line) => line.level === "error")).toEqual([]);
+    expect(lines.map((line) => line.message).join("\n")).toMatch(/went away/);
+  });
+
   it("streamed answers one after another on one kept-alive connection leave no listener behind on its socket (no MaxListenersExceededWarning)", async () => {
     const { url } = await served();
     const warnings: Error[] = [];

@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 /** Whether a stream has been read from or cancelled (Node has it; its types do not say so). */
 const isDisturbed = (nodeStream as unknown as { isDisturbed(stream: ReadableStream): boolean }).isDisturbed;
 const NodeReadable = nodeStream.Readable;
+import { AbortedError } from "../../errors.js";
 import type { Headers } from "./headers.js";
 
 /**
@@ -72,17 +73,19 @@ function readIncoming(incoming: Readable & { rawBody?: Buffer }): Promise<Uint8A
     const done = (error?: Error) => {
       incoming.off("data", onData);
       incoming.off("end", onEnd);
-      incoming.off("error", done);
+      incoming.off("error", gone);
       incoming.off("close", onClose);
       if (error) reject(error);
       else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
     };
     const onEnd = () => done();
-    // Closed before its end: the client went away mid-body.
-    const onClose = () => done(new Error("the client closed the connection before its request's body was sent"));
+    // Closed or failed before its end: the client went away mid-body (or Node's request timeout cut it). Not the
+    // gateway's failure: an AbortedError, logged as a client that left.
+    const gone = () => done(new AbortedError("the client went away before its request's body was sent"));
+    const onClose = () => gone();
     incoming.on("data", onData);
     incoming.once("end", onEnd);
-    incoming.once("error", done);
+    incoming.once("error", gone);
     incoming.once("close", onClose);
   });
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { AbortedError } from "../../errors.js";
 import { type BodySource, streamOf, takeBody } from "./body.js";
 import { Headers } from "./headers.js";
 import { Request } from "./request.js";
@@ -94,7 +95,7 @@ export function nodeListener(
         incoming: hasBody ? incoming : null,
         signal: () => {
           controller ??= new AbortController();
-          if (gone !== undefined) controller.abort(new Error(gone));
+          if (gone !== undefined) controller.abort(new AbortedError(gone));
           return controller.signal;
         },
       });
@@ -104,8 +105,10 @@ export function nodeListener(
     }
     outgoing.once("close", () => {
       if (outgoing.writableFinished && !incoming.errored) return;
-      gone = incoming.errored ? String(incoming.errored) : "the client closed the connection before its answer was done";
-      controller?.abort(new Error(gone));
+      gone = incoming.errored
+        ? `the client went away (${String(incoming.errored)})`
+        : "the client went away: it closed the connection before its answer was done";
+      controller?.abort(new AbortedError(gone));
     });
     if (request.method !== "GET" && request.method !== "HEAD") outgoing.once("finish", () => drainUnread(incoming));
     let answer: Answer;
