@@ -22,6 +22,8 @@ export function answerClientErrors(server: Server): void {
     }
     const [status, reason, code, message] = refusalOf(error.code);
     const body = JSON.stringify({ error: { code, message } });
-    socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
 }
