@@ -1,3 +1,4 @@
+import { isStandardInstance } from "./standard-instance.js";
 /**
  * The Fetch standard's Headers, as the gateway's HTTP edge uses them (see
  * README, "Architecture": why the gateway has its own Headers, Request and
@@ -158,8 +159,7 @@ export class Headers {
 
   /** Node's and other Headers count as ours: a check `x instanceof Headers` in hono accepts either. */
   static [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, so a subclass\'s check stays its own
-    if (this !== Headers) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === "object" && value !== null && Object.prototype.toString.call(value) === "[object Headers]";
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked (a subclass keeps its own check)
+    return isStandardInstance(this, Headers, "Headers", value);
   }
 }

@@ -14,12 +14,17 @@ export interface NodeBindings {
 type Answer = Response | globalThis.Response;
 export type FetchHandler = (request: Request, env: NodeBindings) => Answer | Promise<Answer>;
 
-/** A request body left unread when its answer is done is read and dropped for at most this long, and this many bytes... */
+/**
+ * A request body left unread when its answer is done is read and dropped for at most DRAIN_MS and DRAIN_BYTES; past
+ * either, its connection is closed: a client cannot keep the gateway reading a body nobody wants.
+ */
 const DRAIN_MS = 500;
 const DRAIN_BYTES = 64 * 1024 * 1024;
-/** ...and past either, its connection is closed: a client cannot keep the gateway reading a body nobody wants. */
 
-/** A Host whose URL needs no parsing to be known good: a name with a port of 1000-59999 (or none). Others are parsed once. */
+/**
+ * A Host that may skip the URL parser once found good: a lower-case name with a port of 1000-59999 (or none). Any
+ * other is parsed with each request.
+ */
 const SAFE_HOST = /^[a-z0-9._-]+(?::(?:[1-5]\d{3,4}|[6-9]\d{3}))?$/;
 const SAFE_PATH = /^\/[!#$&-;=?-[\]_a-z~]*$/;
 const DOT_SEGMENT = /\/\.\.?(?:[/?#]|$)/;

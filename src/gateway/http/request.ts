@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { Body, type BodySource, extractBody, takeBody } from "./body.js";
 import { Headers, type HeadersSource } from "./headers.js";
+import { isStandardInstance } from "./standard-instance.js";
 
 /** What a Request is made with: the standard's RequestInit, as far as a server's side of it goes. */
 export interface RequestOptions {
@@ -166,8 +167,7 @@ export class Request extends Body {
 
   /** Node's and other Requests count as ours: hono's `app.request(new Request(...))` takes either. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, so a subclass\'s check stays its own
-    if (this !== Request) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === "object" && value !== null && Object.prototype.toString.call(value) === "[object Request]";
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked (a subclass keeps its own check)
+    return isStandardInstance(this, Request, "Request", value);
   }
 }

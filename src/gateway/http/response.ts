@@ -1,5 +1,6 @@
 import { Body, extractBody } from "./body.js";
 import { Headers, type HeadersSource } from "./headers.js";
+import { isStandardInstance } from "./standard-instance.js";
 
 /** What a Response is made with: the standard's ResponseInit (a Response itself is one too). */
 export interface ResponseOptions {
@@ -100,9 +101,8 @@ export class Response extends Body {
 
   /** Node's and other Responses count as ours: hono's checks accept a Response a plugin's route got from `fetch`. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked, so a subclass\'s check stays its own
-    if (this !== Response) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === "object" && value !== null && Object.prototype.toString.call(value) === "[object Response]";
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class asked (a subclass keeps its own check)
+    return isStandardInstance(this, Response, "Response", value);
   }
 }
 
