@@ -9,8 +9,8 @@
 // and classes the gateway runs with. What only some configs use (the MCP
 // client, the plugin loader, Telegram, Discord, the answer readers, the REPL) stays
 // behind `import()` and is a chunk of its own, named after its source
-// (dist/features/mcp/index.js, ...), loaded on first use; undici (the model
-// transport) is a chunk of its own too, loaded with the first model call.
+// (dist/features/mcp/index.js, ...), loaded on first use; undici (the web
+// tools' HTTP client) is a chunk of its own too, loaded with their first call.
 // The packages only such optional code needs (the MCP SDK, ajv, grammY,
 // @discordjs, pg) stay in node_modules. Type declarations come from tsc; `--no-types`
 // leaves them as they are (npm start rebuilds with it: running needs only

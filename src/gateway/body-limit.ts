@@ -7,9 +7,8 @@ import { carriesBody, refuse } from "./refusal.js";
  * A request without a body passes at once. A body with a Content-Length
  * is judged by the header alone, which is what a client speaking HTTP/1.1
  * almost always sends: nothing of the request is touched but its headers
- * (hono's own middleware asks for the body stream first, which makes
- * hono's node adapter build a whole web Request, stream and signal for
- * every request). A body without one (chunked, or a request made
+ * (hono's own middleware asks for the body stream first, which makes a
+ * web stream of Node's request for every request). A body without one (chunked, or a request made
  * in-process) goes through hono's middleware, which counts the bytes as
  * they come and stops at the limit.
  */

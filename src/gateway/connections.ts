@@ -101,7 +101,7 @@ export function limitConnections(server: Server, max: number, logger: Logger, se
     socket.once("close", () => {
       open.delete(socket);
       // Node closes only the answer being written when its connection goes (not one queued behind it, which never hears
-      // of it): hono's node adapter never cancelled such an answer's body nor aborted its request, so an event stream
+      // of it): the node listener never hears of it, so never cancels its body nor aborts its request, and an event stream
       // queued behind another stayed open for good (its stream slot taken, picoclaw_sse_streams_open up one). Closed
       // here as Node closes the other: destroyed, then "close".
       for (const response of behind) {

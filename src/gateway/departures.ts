@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { type Timer, realTimer } from "../signals.js";
+import type { NodeBindings } from "./http/node-listener.js";
 
 /**
  * When, after the client's FIN, the gateway asks again whether it is still
@@ -7,12 +7,6 @@ import { type Timer, realTimer } from "../signals.js";
  * a reset, which the next one finds.
  */
 export const PROBES_MS = [0, 50, 1_000, 5_000] as const;
-
-/** The node request and answer a request came on (hono's node adapter puts them in `c.env`). */
-interface NodeBindings {
-  incoming?: IncomingMessage;
-  outgoing?: ServerResponse;
-}
 
 /**
  * Tells a client that went away from one that only half-closed, while its
@@ -30,7 +24,8 @@ interface NodeBindings {
  * undefined off a node server (`app.request`).
  */
 export function departureProbe(env: unknown, timer: Timer = realTimer): ((waiting: boolean) => void) | undefined {
-  const { incoming, outgoing } = (env ?? {}) as NodeBindings;
+  // The node request and answer a request came on (the node listener's `c.env`); neither off a node server.
+  const { incoming, outgoing } = (env ?? {}) as Partial<NodeBindings>;
   if (!incoming?.socket || !outgoing || typeof outgoing.writeContinue !== "function") return undefined;
   const socket = incoming.socket;
   const res = outgoing;

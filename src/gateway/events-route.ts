@@ -69,8 +69,8 @@ export async function eventsStream(c: Context, runtime: Runtime, sessionKey: str
       code: "too_many_streams",
       fault: "system",
     });
-  // A HEAD gets what a GET would (its status and headers), and no stream: hono's node adapter answers it without
-  // reading or cancelling the body, so a stream made for it kept its slot and its subscription for good (five HEADs
+  // A HEAD gets what a GET would (its status and headers), and no stream: hono answers it with the GET's answer's body
+  // dropped, neither read nor cancelled, so a stream made for it kept its slot and its subscription for good (five HEADs
   // filled max_streams 5).
   if (c.req.method === "HEAD") {
     if (slots.size >= slots.max) throw tooMany();

@@ -7,7 +7,7 @@ import { nodeResponse } from "./sse.js";
  * Whether a request carries a body: a Content-Length above 0, any
  * Transfer-Encoding, or (a request made in-process, which has neither
  * header) a body stream. Over HTTP a request with neither header has no
- * body, though hono's node adapter gives every request but GET and HEAD a
+ * body, though the node listener gives every request but GET and HEAD a
  * body stream (an empty one for `curl -X DELETE`).
  */
 export function carriesBody(c: Context): boolean {

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { AbortedError } from "../errors.js";
 import type { Timer } from "../signals.js";
 import type { SessionItem } from "../port/feature.js";
+import type { NodeBindings } from "./http/node-listener.js";
 
 /** How long a streamed answer may stay quiet before a comment line keeps proxies from cutting it. */
 export const HEARTBEAT_MS = 15_000;
@@ -40,10 +41,9 @@ export function answeredWithEventStream(c: Context): boolean {
   return eventStreams.has(c);
 }
 
-/** The node response under the request when the node server serves it (hono's node adapter puts it in `c.env`). */
+/** The node response under the request when the node server serves it (the node listener puts it in `c.env`). */
 export function nodeResponse(c: Context): { destroy(): void } | undefined {
-  const env = c.env as { outgoing?: { destroy(): void } } | undefined;
-  return env?.outgoing;
+  return (c.env as Partial<NodeBindings> | undefined)?.outgoing;
 }
 
 /**
@@ -54,7 +54,7 @@ export function nodeResponse(c: Context): { destroy(): void } | undefined {
  * the next write. Returns what stops listening.
  */
 export function onClientFin(c: Context, gone: () => void): () => void {
-  const socket = (c.env as { incoming?: { socket?: NodeJS.EventEmitter & { readableEnded?: boolean } } } | undefined)?.incoming?.socket;
+  const socket = (c.env as Partial<NodeBindings> | undefined)?.incoming?.socket;
   if (!socket) return () => {};
   if (socket.readableEnded) {
     queueMicrotask(gone);
