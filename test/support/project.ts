@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { onTestFinished } from "vitest";
 import { type Bootstrapped, bootstrap, prepare } from "../../src/bootstrap.js";
 import { configFileOf } from "../../src/config/config-file.js";
@@ -24,8 +25,20 @@ import { todoFeature } from "../../src/features/todo/feature.js";
 export function tempDir(prefix = "picoclaw-", inRepo = false): string {
   const dir = mkdtempSync(path.join(inRepo ? path.resolve(import.meta.dirname, "..") : tmpdir(), inRepo ? ".tmp-" : prefix));
   // Retried: a store a failed start-up let go of closes in the background (its journal segment, its lock), and a file
-  // made or removed meanwhile makes one pass end in ENOTEMPTY (seen once with another suite running beside).
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
+  // made or removed meanwhile makes one pass end in ENOTEMPTY (seen with another suite running beside). rmSync's own
+  // retries wait without giving that work a turn of the event loop, so each retry here waits on a real timer (not a
+  // test's fake one), for up to 5 s.
+  onTestFinished(async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOTEMPTY" || attempt === 100) throw error;
+        await sleep(50);
+      }
+    }
+  });
   return dir;
 }
 
