@@ -1,2 +1,0 @@
-"use strict";
-require("../dist/main.js");
