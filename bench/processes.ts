@@ -109,10 +109,10 @@ export function startGateway(dir: string, nodeArgs: string[] = []): Promise<Proc
  * Lets a benchmark ask a gateway for a full garbage collection (SIGUSR2, see
  * `collectGarbage`), so that RSS can be read both as it is and with only
  * live memory in the heap. Loaded with `--import`; the gateway itself runs
- * unchanged. Not with `--expose-gc` on the command line: a V8 flag there
- * makes V8 refuse the build's code cache (src/code-cache.ts), and the
- * gateway would start as a user's does not. `gc` is taken at the first
- * signal instead, as the gateway's own idle collection takes it.
+ * unchanged. Not with `--expose-gc` on the command line, a V8 flag a user's
+ * gateway does not run with (and one that makes V8 refuse a code cache:
+ * BENCHMARKS.md, "Fourteenth sitting"): `gc` is taken at the first signal
+ * instead, as the gateway's own idle collection takes it.
  */
 export const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent(
   // Two full collections; the heap's live bytes right after the second (whatever runs later allocates is not live

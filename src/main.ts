@@ -1,4 +1,4 @@
-// The `picoclaw` command (dist/command.js; dist/main.js, which the build writes, turns on the code cache and loads it).
+#!/usr/bin/env node
 import { isatty } from "node:tty";
 import { runCli } from "./cli.js";
 import { messageOf } from "./errors.js";

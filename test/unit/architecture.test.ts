@@ -52,7 +52,6 @@ function roomOf(file: string): Room {
       "heap-sizing.ts",
       "jit-budget.ts",
       "idle-collect.ts",
-      "code-cache.ts",
     ].includes(file)
   )
     return "composition";
