@@ -7,6 +7,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { MAX_BODY_BYTES, createApp } from "./app.js";
 import { inTurn, limitConnections } from "./connections.js";
 import { answerClientErrors } from "./http/client-errors.js";
+import { continueOnRead } from "./http/expect-continue.js";
 import { nodeListener } from "./http/node-listener.js";
 import { ANSWER_QUEUE_BYTES } from "./sse.js";
 import type { PageFiles } from "./page.js";
@@ -139,6 +140,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   limitConnections(server, limits.maxConnections, logger, limits.sendTimeoutMs);
   answerClientErrors(server);
+  continueOnRead(server);
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       const why = error.code === "EADDRINUSE" ? "the port is in use" : error.code === "EACCES" ? "permission denied" : error.message;

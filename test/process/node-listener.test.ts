@@ -8,7 +8,9 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
+import { limitBodies } from "../../src/gateway/body-limit.js";
 import { answerClientErrors } from "../../src/gateway/http/client-errors.js";
+import { continueOnRead } from "../../src/gateway/http/expect-continue.js";
 import { nodeListener } from "../../src/gateway/http/node-listener.js";
 import { Response } from "../../src/gateway/http/response.js";
 import { waitFor, within } from "../support/wait.js";
@@ -276,5 +278,56 @@ describe("the node listener", () => {
     }
     expect(await exchange(throwing, "GET /none HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 404 /);
     expect(await exchange(port, "GET /ok HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
+
+describe("Expect: 100-continue", () => {
+  /** The listener with the gateway's body limit (10 bytes) and 100 Continue said when a route reads the body. */
+  async function serveLimited(): Promise<number> {
+    const app = new Hono();
+    app.use("*", limitBodies(10));
+    app.post("/echo", async (c) => c.json({ body: await c.req.text() }));
+    app.post("/closed", (c) => c.json({ error: { code: "unauthorized", message: "a token is needed" } }, 401));
+    const server = createServer(nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), { hostname: "127.0.0.1" }));
+    continueOnRead(server);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return (server.address() as AddressInfo).port;
+  }
+
+  it("a body over the limit is refused (413) on its headers, without 100 Continue, and the connection closed", async () => {
+    const port = await serveLimited();
+    const got = await exchange(
+      port,
+      "POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n",
+    );
+    expect(got).not.toContain("100 Continue");
+    expect(got).toMatch(/^HTTP\/1\.1 413 /);
+    expect(got).toContain('"payload_too_large"');
+    expect(got).toMatch(/\r\nConnection: close\r\n/i);
+  });
+
+  it("a route that answers without reading the body (401) does so without 100 Continue", async () => {
+    const port = await serveLimited();
+    const got = await exchange(
+      port,
+      "POST /closed HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+    );
+    expect(got).not.toContain("100 Continue");
+    expect(got).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  it("a body the route reads gets 100 Continue first, and then its answer once sent", async () => {
+    const port = await serveLimited();
+    const socket = connect(port, "127.0.0.1");
+    let got = "";
+    socket.on("data", (chunk) => (got += chunk.toString()));
+    socket.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+    await waitFor("100 Continue", () => got.includes("HTTP/1.1 100 Continue\r\n\r\n"), { instead: () => got });
+    expect(got).toBe("HTTP/1.1 100 Continue\r\n\r\n");
+    socket.write("hello");
+    await waitFor("the answer", () => got.includes('{"body":"hello"}'), { instead: () => got });
+    expect(got).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    socket.destroy();
   });
 });

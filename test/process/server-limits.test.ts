@@ -4,6 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { builtinConfigSchema } from "../../src/house.js";
+import { MAX_BODY_BYTES } from "../../src/gateway/app.js";
 import { DEFAULT_LIMITS, type GatewayOptions, type RunningGateway, startGateway } from "../../src/gateway/server.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { type Harness, harness, openaiConfig, writeProject } from "../support/project.js";
@@ -145,6 +146,31 @@ describe("the server's limits", () => {
     const stalled = await connect(running.port, `${head}{"message":`);
     await within("the request timeout to close the stalled connection", stalled.closed);
     expect(h.runtime.sessionKeys()).toEqual([]);
+  });
+
+  it("a client waiting for 100 Continue is refused on its headers without it: a body over the limit (413), no token (401); a turn's body gets it", async () => {
+    const h = harness();
+    const running = await serve(h, { token: "s3cret" });
+    const expecting = (length: number, auth = "Authorization: Bearer s3cret\r\n") =>
+      `POST /v1/chat HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+    const tooLarge = await connect(running.port, expecting(MAX_BODY_BYTES + 1));
+    const refused = await within("the 413 and the connection closed", tooLarge.closed);
+    expect(refused).toMatch(/^HTTP\/1\.1 413 /);
+    expect(refused).not.toContain("100 Continue");
+    const anonymous = await connect(running.port, expecting(16, ""));
+    const unauthorized = await within("the 401 and the connection closed", anonymous.closed);
+    expect(unauthorized).toMatch(/^HTTP\/1\.1 401 /);
+    expect(unauthorized).not.toContain("100 Continue");
+    expect(h.runtime.sessionKeys()).toEqual([]);
+
+    const body = '{"message":"/help"}';
+    const accepted = await connect(running.port, expecting(body.length));
+    let got = "";
+    accepted.socket.on("data", (chunk: string) => (got += chunk));
+    await waitFor("100 Continue", () => got.length > 0, { instead: () => got });
+    expect(got).toBe("HTTP/1.1 100 Continue\r\n\r\n");
+    accepted.socket.write(body);
+    await waitFor("the turn's answer", () => /HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{/.test(got), { instead: () => got });
   });
 
   it("an idle kept-alive connection is closed after the keep-alive timeout", async () => {

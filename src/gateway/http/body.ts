@@ -5,6 +5,7 @@ import type { Readable } from "node:stream";
 const isDisturbed = (nodeStream as unknown as { isDisturbed(stream: ReadableStream): boolean }).isDisturbed;
 const NodeReadable = nodeStream.Readable;
 import { AbortedError } from "../../errors.js";
+import { continueBeforeReading } from "./expect-continue.js";
 import type { Headers } from "./headers.js";
 
 /**
@@ -67,6 +68,7 @@ async function readStream(stream: ReadableStream<Uint8Array>): Promise<Uint8Arra
 function readIncoming(incoming: Readable & { rawBody?: Buffer }): Promise<Uint8Array> {
   if (incoming.rawBody instanceof Buffer) return Promise.resolve(incoming.rawBody);
   if (incoming.readableEnded) return Promise.reject(new TypeError("Body is unusable: the request's body was read already"));
+  continueBeforeReading(incoming);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const onData = (chunk: Buffer) => chunks.push(chunk);
@@ -99,6 +101,7 @@ export function streamOf(source: BodySource): ReadableStream<Uint8Array> | null 
       return source.stream;
     case "incoming":
       if (source.incoming.rawBody instanceof Buffer) return oneChunk(source.incoming.rawBody);
+      continueBeforeReading(source.incoming);
       return NodeReadable.toWeb(source.incoming) as ReadableStream<Uint8Array>;
     case "foreign":
       return source.response.body as ReadableStream<Uint8Array> | null;
