@@ -44,6 +44,8 @@ export interface CliIO {
   setJitBudget?: (bytes: number) => void;
   /** Collects the heap once the gateway's turns have left it idle for `idleMs`, and gives back its young generation after `youngMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
   collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void, youngMs: number) => () => void;
+  /** Drops the compiled code only start-up ran and compacts the heap (`gateway.limits.drop_start_code`): the old generation's bytes before and after. */
+  dropStartCode?: () => { before: number; after: number };
   /**
    * Watches the process that started this one (under `npx`, npm's shell):
    * `listener` runs once it is gone, and the gateway stops as on SIGTERM.
@@ -286,6 +288,20 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
       const stop = runtime.on("turn.start", () => {
         stop();
         setJitBudget(limits.jit_interrupt_budget);
+      });
+    }
+    // Once the gateway is ready, what only start-up ran is dropped, unless a turn has begun meanwhile.
+    const dropStartCode = io.dropStartCode;
+    if (dropStartCode && limits.drop_start_code) {
+      let turned = false;
+      const stop = runtime.on("turn.start", () => {
+        turned = true;
+      });
+      void running.warmed.then(() => {
+        stop();
+        if (turned || stopping.signal.aborted) return;
+        const { before, after } = dropStartCode();
+        logger.info(`started: start-up's code dropped, heap ${formatBytes(before)} -> ${formatBytes(after)}`);
       });
     }
     stopCollecting = io.collectWhenIdle?.(

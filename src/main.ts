@@ -3,7 +3,7 @@ import { isatty } from "node:tty";
 import { runCli } from "./cli.js";
 import { messageOf } from "./errors.js";
 import { sizeHeap } from "./heap-sizing.js";
-import { collectWhenIdle } from "./idle-collect.js";
+import { collectWhenIdle, dropStartCode } from "./idle-collect.js";
 import { setJitBudget } from "./jit-budget.js";
 
 runCli({
@@ -21,6 +21,7 @@ runCli({
   sizeHeap,
   setJitBudget,
   collectWhenIdle,
+  dropStartCode,
   // Under npm (`npx picoclaw`, a project's `npm start` that runs `picoclaw gateway`) a shell stands between npm and this
   // process: a signal sent to npm ends npm and the shell, never this one, which then stops as the shell goes.
   ...(process.env.npm_lifecycle_event !== undefined ? { onParentExit: watchParent } : {}),

@@ -81,6 +81,8 @@ export interface RunningGateway {
   port: number;
   /** Stops accepting, lets running turns finish (then aborts them), closes every connection. */
   close(): Promise<void>;
+  /** Settles once what the first turn would make (its tools' specs, the model's answer reader) is made. */
+  warmed: Promise<void>;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
@@ -155,7 +157,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   // What the first turn would make (its tools' specs, the model's answer reader), made now in the background: the gateway
   // answers meanwhile, and the first turn after start does not make them itself. (prom-client is left to the first
   // scrape: a gateway nobody scrapes never loads it.)
-  setImmediate(() => void runtime.warm());
+  const warmed = new Promise<void>((resolve) => setImmediate(() => void runtime.warm().then(resolve, resolve)));
   const port = (server.address() as AddressInfo).port;
   const shownHost = host.includes(":") ? `[${host}]` : host;
 
@@ -173,5 +175,5 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       clearTimeout(cut);
     })());
 
-  return { url: `http://${shownHost}:${port}`, port, close };
+  return { url: `http://${shownHost}:${port}`, port, close, warmed };
 }

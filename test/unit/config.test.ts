@@ -29,6 +29,7 @@ describe("config file lookup", () => {
         heap_growing_percent: 50,
         idle_collect_ms: 10_000,
         young_release_ms: 250,
+        drop_start_code: true,
         jit_interrupt_budget: 512,
         stream_queue_bytes: 8_388_608,
         max_streams: 500,
