@@ -6,14 +6,11 @@
  * the old generation, for a gateway with the drop and one without it, and
  * both answer turns after.
  */
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { picoclawProcess } from "../support/cli.js";
 import { FakeModelServer, textCompletion } from "../support/fake-openai.js";
 import { openaiConfig, writeProject } from "../support/project.js";
 import { waitFor } from "../support/wait.js";
-
-const root = path.resolve(import.meta.dirname, "..", "..");
 
 /** On SIGUSR2: the bytes V8 holds for its old generation (every space but the young one), as they are. */
 const OLD_GENERATION = `data:text/javascript,${encodeURIComponent(
@@ -21,29 +18,19 @@ const OLD_GENERATION = `data:text/javascript,${encodeURIComponent(
 )}`;
 
 async function startGateway(config: Record<string, unknown>) {
-  const project = writeProject({ config });
-  const child = spawn(process.execPath, ["--import", OLD_GENERATION, path.join(root, "dist", "main.js"), "gateway"], {
-    cwd: project,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_GATEWAY_PORT: "0", PICOCLAW_LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  await waitFor('the gateway\'s "listening on" line', () => /listening on http:\/\/\S+/.test(output), { instead: () => output });
-  const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+  const project = writeProject({ config: { ...config, gateway: { port: 0, ...(config.gateway as object | undefined) } } });
+  const { child, output } = picoclawProcess(["gateway"], project, [], { nodeArgs: ["--import", OLD_GENERATION] });
+  await waitFor('the gateway\'s "listening on" line', () => /listening on http:\/\/\S+/.test(output()), { instead: output });
+  const url = /listening on (http:\/\/\S+)/.exec(output())![1]!;
   return {
     url,
-    output: () => output,
+    output,
     /** The bytes V8 holds for the old generation. */
     oldGeneration: async () => {
-      const from = output.length;
+      const from = output().length;
       child.kill("SIGUSR2");
-      await waitFor("the HELD line after SIGUSR2", () => /HELD \d+\n/.test(output.slice(from)), { instead: () => output.slice(from) });
-      return Number(/HELD (\d+)\n/.exec(output.slice(from))![1]);
+      await waitFor("the HELD line after SIGUSR2", () => /HELD \d+\n/.test(output().slice(from)), { instead: () => output().slice(from) });
+      return Number(/HELD (\d+)\n/.exec(output().slice(from))![1]);
     },
   };
 }
