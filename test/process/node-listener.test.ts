@@ -24,8 +24,10 @@ afterEach(async () => {
   }
 });
 
-async function serve(app: Hono): Promise<number> {
+/** The listener on `app`, on a port of its own; `prepare` gets Node's server before it listens. */
+async function serve(app: Hono, prepare?: (server: Server) => void): Promise<number> {
   const server = createServer(nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), { hostname: "127.0.0.1" }));
+  prepare?.(server);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return (server.address() as AddressInfo).port;
@@ -140,9 +142,10 @@ describe("the node listener", () => {
   });
 
   it("what Node's parser refuses (Content-Length with Transfer-Encoding, a folded header, too many headers) is a JSON error, and the connection closed", async () => {
-    const port = await serve(echoApp());
-    servers.at(-1)!.maxHeadersCount = 50;
-    answerClientErrors(servers.at(-1)!);
+    const port = await serve(echoApp(), (server) => {
+      server.maxHeadersCount = 50;
+      answerClientErrors(server);
+    });
     const smuggled = await exchange(port, "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
     expect(smuggled).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(JSON.parse(smuggled.split("\r\n\r\n")[1]!)).toEqual({
@@ -288,11 +291,7 @@ describe("Expect: 100-continue", () => {
     app.use("*", limitBodies(10));
     app.post("/echo", async (c) => c.json({ body: await c.req.text() }));
     app.post("/closed", (c) => c.json({ error: { code: "unauthorized", message: "a token is needed" } }, 401));
-    const server = createServer(nodeListener((request, env) => app.fetch(request as unknown as globalThis.Request, env), { hostname: "127.0.0.1" }));
-    continueOnRead(server);
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    return (server.address() as AddressInfo).port;
+    return serve(app, continueOnRead);
   }
 
   it("a body over the limit is refused (413) on its headers, without 100 Continue, and the connection closed", async () => {
