@@ -12,6 +12,9 @@ import { fmt, report } from "./support.js";
  *
  * - idle: two seconds after start (no turn yet), then after one turn and
  *   a second's rest (the target's figure: what a gateway in use holds);
+ * - busy: after the warm-up's first 20 turns and a second's rest, which
+ *   make the gateway busy (gateway.limits.jit_busy_turns) and turn V8's
+ *   optimizing compiler on, for comparison;
  * - after load: the floor's turns, in the same order and number (50
  *   warm-up, 400 from one client, then 10 clients for 0.5 s and two rounds
  *   of 3 s), each in a new session, then a second's rest; RSS as it is;
@@ -27,6 +30,8 @@ import { fmt, report } from "./support.js";
  */
 
 const WARMUP = 50;
+/** Turns of the warm-up after which the RSS is read once more (more than gateway.limits.jit_busy_turns). */
+const BUSY_TURNS = 20;
 const TURNS = Number(process.env.BENCH_TURNS ?? 400);
 const CLIENTS = 10;
 const LOAD_ROUND_MS = Number(process.env.BENCH_LOAD_ROUND_MS ?? 3000);
@@ -105,7 +110,12 @@ export async function benchCeiling(): Promise<Record<string, number>> {
     await sleep(1000);
     const idleRss = rssBytes(pid);
     const idleSnapshot = await snapshot(gateway, snapshots);
-    await turns(client, WARMUP + TURNS);
+    // The warm-up's first turns make the gateway busy (gateway.limits.jit_busy_turns: 10 within 10 s), which turns
+    // V8's optimizing compiler on: RSS after them, for comparison with a gateway of little traffic.
+    await turns(client, BUSY_TURNS);
+    await sleep(1000);
+    const busyRss = rssBytes(pid);
+    await turns(client, WARMUP - BUSY_TURNS + TURNS);
     await load(client, 500);
     let loaded = 0;
     for (let round = 0; round < LOAD_ROUNDS; round++) loaded += await load(client, LOAD_ROUND_MS);
@@ -119,6 +129,7 @@ export async function benchCeiling(): Promise<Record<string, number>> {
     const result = {
       startedRssMiB: startedRss / MiB,
       idleRssMiB: idleRss / MiB,
+      busyRssMiB: busyRss / MiB,
       loadRssMiB: loadRss / MiB,
       peakRssMiB: peak / MiB,
       restedRssMiB: restedRss / MiB,
@@ -131,6 +142,7 @@ export async function benchCeiling(): Promise<Record<string, number>> {
     report("ceiling: the gateway's RSS idle and after the floor's load (default config, the fake model, todo on)", [
       ["idle RSS 2 s after start, no turn", `${fmt(result.startedRssMiB, 1)} MiB`],
       ["idle RSS after one turn", `${fmt(result.idleRssMiB, 1)} MiB (target ≤ ${IDLE_TARGET_MIB} MiB: ${target(result.idleRssMiB <= IDLE_TARGET_MIB)})`],
+      [`RSS after ${BUSY_TURNS} more turns (busy: V8's optimizing compiler on)`, `${fmt(result.busyRssMiB, 1)} MiB`],
       [
         `RSS after load (${sessions} turns, each a new session)`,
         `${fmt(result.loadRssMiB, 1)} MiB, peak ${fmt(result.peakRssMiB, 1)} MiB (target ≤ ${LOAD_TARGET_MIB} MiB: ${target(result.loadRssMiB <= LOAD_TARGET_MIB)})`,

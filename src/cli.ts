@@ -20,6 +20,7 @@ import { BUILT_IN_ORIGIN } from "./port/feature.js";
 import { logEvents } from "./runtime/streams/event-log.js";
 import { CHAT_ID } from "./session/key.js";
 import type { HeapSizing } from "./heap-sizing.js";
+import { busyWhen } from "./jit-budget.js";
 import { type Logger, createLogger, redactingLogger } from "./log.js";
 import { onboard } from "./onboard.js";
 import { loadPage } from "./page.js";
@@ -40,8 +41,10 @@ export interface CliIO {
   prompt?: (text: string) => void;
   /** Sizes the process's V8 heap: for a long-running gateway (`picoclaw gateway`), else V8's own (main.ts gives heap-sizing.ts's, tests none). */
   sizeHeap?: (sizing: HeapSizing) => void;
-  /** Sets how soon V8 optimizes the code, at the gateway's first turn (main.ts gives jit-budget.ts's, tests none). */
+  /** Sets how soon V8 optimizes the code, at the gateway's first turn (command.ts gives jit-budget.ts's, tests none). */
   setJitBudget?: (bytes: number) => void;
+  /** Turns V8's optimizing compiler on (main.ts held it off): the gateway's once busy, another command's at once (command.ts gives jit-budget.ts's, tests none). */
+  optimize?: () => void;
   /** Collects the heap once the gateway's turns have left it idle for `idleMs`, and gives back its young generation after `youngMs`; returns what stops it (main.ts gives idle-collect.ts's, tests none). */
   collectWhenIdle?: (idleMs: number, events: Pick<EventBus, "on">, collected: (before: number, after: number) => void, youngMs: number) => () => void;
   /** Drops the compiled code only start-up ran and compacts the heap (`gateway.limits.drop_start_code`): the old generation's bytes before and after. */
@@ -80,8 +83,11 @@ export async function runCli(io: CliIO): Promise<number> {
     io.stdout(command === undefined ? USAGE : helpOf(command));
     return command === undefined && !values.help ? 2 : 0;
   }
-  // A command other than the gateway leaves the heap to V8 (main.ts started it small).
-  if (command !== "gateway") io.sizeHeap?.({ youngGenerationMiB: 0, heapGrowingPercent: 0 });
+  // A command other than the gateway leaves the heap and its compilers to V8.
+  if (command !== "gateway") {
+    io.sizeHeap?.({ youngGenerationMiB: 0, heapGrowingPercent: 0 });
+    io.optimize?.();
+  }
   // Onboarding makes the config; it reads none.
   if (command === "onboard") return onboardCommand(io);
   // Once the config is read, nothing this command prints or logs holds one of its secrets.
@@ -173,6 +179,35 @@ function usageFailed(error: unknown, io: CliIO): number {
   const command = error instanceof UsageError ? error.command : undefined;
   io.stderr(`picoclaw: ${messageOf(error)}\n\n${command === undefined ? USAGE : helpOf(command)}`);
   return 2;
+}
+
+/**
+ * How soon the gateway's code is optimized (src/jit-budget.ts). From the first turn, V8's interrupt budget is
+ * `jit_interrupt_budget`, so that the functions the turns run count towards optimization from then on (not before:
+ * start-up's code runs once). V8's optimizing compiler, held off since the process began (main.ts), comes on once
+ * the gateway is busy: `jit_busy_turns` turns begun within `jit_busy_ms` (0 turns: at once).
+ */
+function optimizeWhenBusy(runtime: Pick<EventBus, "on">, limits: LoadedConfig["config"]["gateway"]["limits"], io: CliIO, logger: Logger): void {
+  const { jit_busy_turns: turns, jit_busy_ms: withinMs, jit_interrupt_budget: budget } = limits;
+  const { optimize, setJitBudget } = io;
+  if (setJitBudget && budget > 0) {
+    const stop = runtime.on("turn.start", () => {
+      stop();
+      setJitBudget(budget);
+    });
+  }
+  if (!optimize) return;
+  if (turns === 0) {
+    optimize();
+    return;
+  }
+  const busy = busyWhen(turns, withinMs, Date.now);
+  const stop = runtime.on("turn.start", () => {
+    if (!busy()) return;
+    stop();
+    optimize();
+    logger.info(`busy: ${turns} turn${turns === 1 ? "" : "s"} within ${withinMs} ms; V8's optimizing compiler is on`);
+  });
 }
 
 /** `--host` and `--port` over the config's (and the environment's) gateway address. */
@@ -280,16 +315,7 @@ async function gateway(loaded: LoadedConfig, { logger, redact }: CliLog, io: Cli
       throw error;
     }
     io.stdout(`picoclaw gateway listening on ${running.url} (agents: ${runtime.agentIds().join(", ")})`);
-    // From the first turn on: a gateway that has run none (start-up, health checks) gains nothing from optimized code,
-    // and optimizing it would cost an idle process ~1.3 MiB (the compiler's pages and its code). A turn's code is
-    // optimized as soon either way (BENCHMARKS.md, "Thirteenth sitting").
-    const setJitBudget = io.setJitBudget;
-    if (setJitBudget && limits.jit_interrupt_budget > 0) {
-      const stop = runtime.on("turn.start", () => {
-        stop();
-        setJitBudget(limits.jit_interrupt_budget);
-      });
-    }
+    optimizeWhenBusy(runtime, limits, io, logger);
     // Once the gateway is ready, what only start-up ran is dropped, unless a turn has begun meanwhile.
     const dropStartCode = io.dropStartCode;
     if (dropStartCode && limits.drop_start_code) {

@@ -1,50 +1,44 @@
 #!/usr/bin/env node
-import { isatty } from "node:tty";
-import { runCli } from "./cli.js";
-import { messageOf } from "./errors.js";
-import { sizeHeap } from "./heap-sizing.js";
-import { collectWhenIdle, dropStartCode } from "./idle-collect.js";
-import { setJitBudget } from "./jit-budget.js";
+// The `picoclaw` command. Before the rest of the program loads, V8's optimizing compiler is held off (jit-budget.ts):
+// start-up's code runs once, and the gateway turns the compiler on once it is busy. Then the command (command.ts).
+import { holdOptimizing } from "./jit-budget.js";
 
-runCli({
-  argv: process.argv.slice(2),
-  env: process.env,
-  cwd: process.cwd(),
-  stdout: (text) => process.stdout.write(`${text}\n`),
-  stderr: (text) => process.stderr.write(`${text}\n`),
-  // Made when a command reads it (the chat): `process.stdin` is a stream made on first use, some 3 ms of every start otherwise.
-  get stdin() {
-    return process.stdin;
-  },
-  terminal: isatty(0) && process.stderr.isTTY === true,
-  prompt: (text) => process.stderr.write(text),
-  sizeHeap,
-  setJitBudget,
-  collectWhenIdle,
-  dropStartCode,
-  // Under npm (`npx picoclaw`, a project's `npm start` that runs `picoclaw gateway`) a shell stands between npm and this
-  // process: a signal sent to npm ends npm and the shell, never this one, which then stops as the shell goes.
-  ...(process.env.npm_lifecycle_event !== undefined ? { onParentExit: watchParent } : {}),
-}).then(
-  (code) => {
-    process.exitCode = code;
-    // Whatever is still open (a keep-alive socket, a timer) must not keep a finished command alive.
-    setTimeout(() => process.exit(code), 1000).unref();
-  },
-  (error: unknown) => {
-    process.stderr.write(`picoclaw: ${messageOf(error)}\n`);
-    process.exit(1);
-  },
-);
+/**
+ * The Node built-ins the command loads on its way to listening, loaded first. Node compiles each from a code cache
+ * made for V8's default flags; once a flag differs (the hold), a built-in loaded after is compiled from its source:
+ * ~20 ms more of every start. test/process/jit-budget.test.ts proves none is left for after the hold.
+ */
+const START_BUILTINS = [
+  "assert",
+  "buffer",
+  "child_process",
+  "cluster",
+  "crypto",
+  "diagnostics_channel",
+  "dns",
+  "dns/promises",
+  "events",
+  "fs",
+  "fs/promises",
+  "http",
+  "os",
+  "path",
+  "perf_hooks",
+  "process",
+  "stream",
+  "timers/promises",
+  "tty",
+  "url",
+  "util",
+  "vm",
+  "worker_threads",
+  "zlib",
+];
+// As ES modules, as the program imports them: that reads each one's every export, and loads the internal modules
+// behind the lazy ones (util's parseArgs, crypto's webcrypto, fs's streams).
+await Promise.all(START_BUILTINS.map((name) => import(`node:${name}`)));
 
-/** Calls `listener` once this process's parent is gone (it was given to another parent); returns the function that stops watching. */
-function watchParent(listener: () => void): () => void {
-  const parent = process.ppid;
-  const timer = setInterval(() => {
-    if (process.ppid === parent) return;
-    clearInterval(timer);
-    listener();
-  }, 500);
-  timer.unref();
-  return () => clearInterval(timer);
-}
+const nodeFlags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? "").split(/\s+/).filter(Boolean)];
+const optimizingHeld = holdOptimizing(nodeFlags);
+const { runCommand } = await import("./command.js");
+runCommand(process.env, optimizingHeld);

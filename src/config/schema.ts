@@ -360,10 +360,16 @@ export const gatewaySchema = z
           .describe(
             "Once the gateway has started (listening, and what its first turn needs made), it drops the compiled code only start-up ran (reading the config, assembling the runtime) and compacts its heap, once, unless a turn has begun: ~4 MiB less while idle, and less under load. The first turn compiles again what it runs (a few ms). false: V8 drops such code by itself over its next several full collections.",
           ),
+        jit_busy_turns: int(0, 1_000_000)
+          .default(10)
+          .describe(
+            "V8's optimizing compiler (TurboFan), held off since the process began, comes on once the gateway has begun this many turns within jit_busy_ms: a load does that in its first second. A gateway that answers a turn now and then runs its code in V8's interpreter and baseline tiers, ~1 ms more CPU a turn, and holds several MiB less (the compiler's code and memory). 0: on as soon as the gateway has started; 1: at its first turn.",
+          ),
+        jit_busy_ms: int(1, 3_600_000).default(10_000).describe("The time within which jit_busy_turns turns make the gateway busy (see there)."),
         jit_interrupt_budget: int(0, 1_048_576)
           .default(512)
           .describe(
-            "Bytes of bytecode a function of the gateway runs between two of V8's looks at whether to optimize it (V8's --interrupt-budget, set once the gateway listens; 67584 on Node 20): small, so the few hundred functions a turn runs once or twice each are optimized within its first tens of turns, not thousands. 0: V8's own.",
+            "Bytes of bytecode a function of the gateway runs between two of V8's looks at whether to optimize it (V8's --interrupt-budget, set at the gateway's first turn; 67584 on Node 20): small, so the few hundred functions a turn runs once or twice each are optimized within tens of turns, not thousands. 0: V8's own.",
           ),
         stream_queue_bytes: int(65_536, 1_073_741_824)
           .default(8_388_608)

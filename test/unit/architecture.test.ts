@@ -46,6 +46,7 @@ function roomOf(file: string): Room {
       "pairing-cli.ts",
       "text-table.ts",
       "main.ts",
+      "command.ts",
       "repl.ts",
       "page.ts",
       "onboard.ts",

@@ -30,6 +30,8 @@ describe("config file lookup", () => {
         idle_collect_ms: 10_000,
         young_release_ms: 250,
         drop_start_code: true,
+        jit_busy_turns: 10,
+        jit_busy_ms: 10_000,
         jit_interrupt_budget: 512,
         stream_queue_bytes: 8_388_608,
         max_streams: 500,
