@@ -40,12 +40,17 @@ import v8 from "node:v8";
  * left as that flag says.
  */
 
-/** V8 flags about its compilers: a process started with one is left as they say. */
-const COMPILER_FLAG = /^--(no-)?(turbofan|opt|maglev|sparkplug|jitless|max-opt|always-turbofan|always-opt|always-sparkplug)(=|$)/;
+/** V8 flags about its compilers (as V8 reads them: one or two dashes, `no` with a dash or without, `_` for `-`). */
+const COMPILER_FLAG = /^--?(no-?)?(turbofan|opt|maglev|sparkplug|jitless|max-opt|always-turbofan|always-opt|always-sparkplug)(=|$)/;
+
+/** Whether `nodeFlags` (a process's node options) say something about V8's compilers: such a process is left as they say. */
+export function ownCompilerFlags(nodeFlags: readonly string[]): boolean {
+  return nodeFlags.some((flag) => COMPILER_FLAG.test(flag.replaceAll("_", "-")));
+}
 
 /** Holds V8's optimizing compiler off, unless `nodeFlags` (the process's node options) say something about V8's compilers; whether it did. */
 export function holdOptimizing(nodeFlags: readonly string[]): boolean {
-  if (nodeFlags.some((flag) => COMPILER_FLAG.test(flag.replaceAll("_", "-")))) return false;
+  if (ownCompilerFlags(nodeFlags)) return false;
   v8.setFlagsFromString("--no-turbofan");
   return true;
 }
