@@ -45,12 +45,32 @@ describe("when the gateway is busy enough for V8's optimizing compiler", () => {
 
 describe("a node flag of the user's own about V8's compilers", () => {
   it("is found however V8 would read it, and leaves the compilers as it says", () => {
-    for (const flag of ["--jitless", "--no-opt", "--noopt", "--no_turbofan", "--turbofan", "-opt", "--max-opt=2", "--max_opt=0", "--maglev", "--no-sparkplug", "--always-turbofan"])
+    for (const flag of [
+      "--jitless",
+      "--no-opt",
+      "--noopt",
+      "--no_turbofan",
+      "--turbofan",
+      "-opt",
+      "--max-opt=2",
+      "--max_opt=0",
+      "--maglev",
+      "--no-sparkplug",
+      "--always-turbofan",
+    ])
       expect(ownCompilerFlags(["--enable-source-maps", flag]), flag).toBe(true);
   });
 
   it("is not any other flag, nor a flag that only starts like one", () => {
-    for (const flag of ["--max-old-space-size=512", "--expose-gc", "--inspect", "--optimize-for-size", "--turbo-inlining", "--opt-foo", "--interrupt-budget=512"])
+    for (const flag of [
+      "--max-old-space-size=512",
+      "--expose-gc",
+      "--inspect",
+      "--optimize-for-size",
+      "--turbo-inlining",
+      "--opt-foo",
+      "--interrupt-budget=512",
+    ])
       expect(ownCompilerFlags([flag]), flag).toBe(false);
     expect(ownCompilerFlags([])).toBe(false);
   });
