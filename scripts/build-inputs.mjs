@@ -17,6 +17,7 @@ const SETTINGS = [
   path.join("scripts", "build.mjs"),
   path.join("scripts", "build-web.mjs"),
   path.join("scripts", "fetch-classes.mjs"),
+  path.join("scripts", "write-code-cache.cjs"),
 ];
 
 function sourcesUnder(dir, pattern, found, folders) {

@@ -18,7 +18,8 @@
 // step records a digest of what the build was made from
 // (scripts/build-inputs.mjs), which tells npm start the build is current.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -77,6 +78,43 @@ function lazyEntries(dir = src, found = new Set()) {
   return found;
 }
 
+/** The JavaScript files under `dir`. */
+function scriptsUnder(dir, found = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) scriptsUnder(file, found);
+    else if (entry.name.endsWith(".js")) found.push(file);
+  }
+  return found;
+}
+
+/**
+ * dist/code-cache/ from a gateway started as a user starts one, in a folder
+ * of its own with the package's agents, once it has answered /health
+ * (scripts/write-code-cache.cjs). Without it the gateway works as well and
+ * starts slower, so a failure here is a warning.
+ */
+function writeCodeCache() {
+  const project = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-"));
+  try {
+    // V8 keys a cache to its flags, which the heap's sizing sets at start: here it sets none.
+    const config = { agents: { dir: path.join(root, "agents") }, gateway: { port: 0, limits: { young_generation_mib: 0, heap_growing_percent: 0 } } };
+    writeFileSync(path.join(project, "picoclaw.config.json"), JSON.stringify(config));
+    const env = { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" };
+    for (const name of Object.keys(env)) if (name.startsWith("PICOCLAW_") && name !== "PICOCLAW_CONFIG" && name !== "PICOCLAW_LOG_LEVEL") delete env[name];
+    const run = spawnSync(process.execPath, [path.join(root, "scripts", "write-code-cache.cjs"), "gateway"], {
+      cwd: project,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    if (run.status !== 0)
+      process.stderr.write(`build: no code cache (the gateway starts without it, slower): ${(run.stderr || run.error?.message || "").trim()}\n`);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+}
+
 /** The JavaScript (and its maps) of the last build, which the next one replaces. */
 function removeScripts(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -132,9 +170,13 @@ const inputs = digestOf(root, inputFiles);
 rmSync(path.join(root, STAMP), { force: true });
 if (withTypes) rmSync(dist, { recursive: true, force: true });
 else if (existsSync(dist)) removeScripts(dist);
+const stage = path.join(dist, ".esm");
+rmSync(stage, { recursive: true, force: true });
+rmSync(path.join(dist, "code-cache"), { recursive: true, force: true });
+// First the bundle and its chunks as ES modules (esbuild splits only those)...
 await build({
   entryPoints: [...new Set([...packageEntries(), ...lazyEntries()])],
-  outdir: dist,
+  outdir: stage,
   outbase: src,
   entryNames: "[dir]/[name]",
   chunkNames: "chunk-[hash]",
@@ -145,8 +187,6 @@ await build({
   target: "node20",
   external: UNBUNDLED,
   plugins: [zodLocalesOnDemand, honoOnOurClasses],
-  // Bundled CommonJS packages (pino, yaml, dotenv) call require() for Node's own modules.
-  banner: { js: 'import { createRequire as __picoclawRequire } from "node:module"; const require = __picoclawRequire(import.meta.url);' },
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: true,
@@ -155,6 +195,53 @@ await build({
   legalComments: "eof",
   logLevel: "warning",
 });
+// ...then each of them as the CommonJS module it becomes in dist/, for V8's code cache (src/code-cache.ts), which Node 20
+// has for CommonJS only. Node still loads each module once for the command, a plugin and an embedder alike; its maps
+// lead through the first step's to src/. Strict, as the ES modules were; `import.meta.url` becomes the module's URL, and
+// the require() of the bundled CommonJS packages (pino, yaml, dotenv) for Node's own modules is the module's own.
+// Their import() of a module named in the code becomes require(), which is all Node 20 runs in a module compiled from
+// the code cache. A module that imports what it is given at run time (the plugin loader: a plugin is an ES module of
+// the user's) keeps its import(), and src/code-cache.ts leaves a module with an import() in it to Node.
+const staged = scriptsUnder(stage);
+// Not "type": "module" there: for esbuild an import() of one of these modules is then one of an ES module turned into
+// CommonJS (its `default` the module's own), not one of a CommonJS module (its `default` all of `module.exports`).
+writeFileSync(path.join(stage, "package.json"), "{}\n");
+const importsGivenModules = (file) => /\bimport\((?!"[^"]*"\))/.test(readFileSync(file, "utf8"));
+const asCommonJs = {
+  outdir: dist,
+  outbase: stage,
+  bundle: false,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  define: { "import.meta.url": "__picoclawModuleUrl" },
+  banner: { js: '"use strict";var __picoclawModuleUrl=require("node:url").pathToFileURL(__filename).href;' },
+  minifyWhitespace: true,
+  sourcemap: true,
+  sourcesContent: false,
+  legalComments: "eof",
+  logLevel: "warning",
+};
+const keepImport = staged.filter(importsGivenModules);
+await build({ ...asCommonJs, entryPoints: staged.filter((file) => !keepImport.includes(file)), supported: { "dynamic-import": false } });
+if (keepImport.length > 0) await build({ ...asCommonJs, entryPoints: keepImport });
+rmSync(stage, { recursive: true, force: true });
+// The code cache on its own, sharing no chunk: dist/main.js loads it, and what it requires, before the cache is in place.
+if (existsSync(path.join(src, "code-cache.ts")))
+  await build({
+    entryPoints: [path.join(src, "code-cache.ts")],
+    outfile: path.join(dist, "code-cache.js"),
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minifyWhitespace: true,
+    sourcemap: true,
+    sourcesContent: false,
+    logLevel: "warning",
+  });
+writeFileSync(path.join(dist, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
+writeCodeCache();
 
 if (withTypes) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");

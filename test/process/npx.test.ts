@@ -31,8 +31,9 @@ describe("npx in the package's own folder", () => {
     const dir = tempDir("picoclaw-npx-");
     mkdirSync(path.join(dir, "scripts"));
     mkdirSync(path.join(dir, "src"));
-    for (const script of ["prepare.mjs", "build.mjs", "build-inputs.mjs", "fetch-classes.mjs"])
+    for (const script of ["prepare.mjs", "build.mjs", "build-inputs.mjs", "fetch-classes.mjs", "write-code-cache.cjs"])
       copyFileSync(path.join(root, "scripts", script), path.join(dir, "scripts", script));
+    copyFileSync(path.join(root, "src", "code-cache.ts"), path.join(dir, "src", "code-cache.ts"));
     copyFileSync(path.join(root, ".npmrc"), path.join(dir, ".npmrc"));
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
     writeFileSync(

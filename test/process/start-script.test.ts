@@ -22,8 +22,9 @@ describe("npm start's script", () => {
     const dir = tempDir("picoclaw-start-");
     mkdirSync(path.join(dir, "scripts"));
     mkdirSync(path.join(dir, "src"));
-    for (const script of ["start.mjs", "build.mjs", "build-inputs.mjs", "fetch-classes.mjs"])
+    for (const script of ["start.mjs", "build.mjs", "build-inputs.mjs", "fetch-classes.mjs", "write-code-cache.cjs"])
       copyFileSync(path.join(root, "scripts", script), path.join(dir, "scripts", script));
+    copyFileSync(path.join(root, "src", "code-cache.ts"), path.join(dir, "src", "code-cache.ts"));
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"));
     writeFileSync(
       path.join(dir, "tsconfig.json"),

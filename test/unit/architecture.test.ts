@@ -53,6 +53,7 @@ function roomOf(file: string): Room {
       "heap-sizing.ts",
       "jit-budget.ts",
       "idle-collect.ts",
+      "code-cache.ts",
     ].includes(file)
   )
     return "composition";
