@@ -7,7 +7,7 @@
  * not looked up once V8 had refused one (`skipped`).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -97,6 +97,9 @@ describe("the code cache", () => {
     const needed = loadedWithTheCommand(built);
     expect(needed.length).toBeGreaterThan(5);
     for (const name of needed) expect(used).toContain(name);
+    // What loads before the cache is turned on (dist/main.js itself) gets none: a start never reads one for it.
+    expect(existsSync(path.join(built, "code-cache", "main.js.bin"))).toBe(false);
+    expect(existsSync(path.join(built, "code-cache", "command.js.bin"))).toBe(true);
   });
 
   it("a module changed after the build runs its new source, not the cache made for the old one", async () => {
