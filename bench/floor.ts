@@ -1,5 +1,6 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { build } from "esbuild";
 import { ensureBuilt } from "./memory.js";
 import {
   Client,
@@ -25,7 +26,12 @@ import { fmt, percentile, report } from "./support.js";
  *
  * - start: `npm start` → first 200 on /health, vs a bare node:http server
  *   started by `npm start` (bench/procs/bare-start); and `node dist/main.js
- *   gateway` → /health vs `node` on the same bare server. Interleaved.
+ *   gateway` → /health vs `node` on the same bare server. Interleaved. For
+ *   reference, not a target: `npm start` of the gateway's packages and
+ *   nothing of ours (bench/procs/stack-start: hono, zod, pino, nanoid,
+ *   async-mutex), bundled as ES modules the way scripts/build.mjs bundles
+ *   the gateway before its CommonJS pass, without a code cache: where any
+ *   gateway on this stack starts from on Node 20.
  * - turns: the gateway (default config: only the model, pointed at the fake,
  *   and `todo` switched on, the turn's tool) vs the minimal gateway
  *   (bench/procs/minimal-gateway.mjs: node:http in, the model called with
@@ -79,13 +85,33 @@ async function timeStart(start: Starter): Promise<number> {
   }
 }
 
+/** bench/procs/stack-start/dist/server.js from its server.ts: one ES module, minified as the gateway's chunks are. */
+async function buildStackServer(): Promise<void> {
+  const dir = path.join(PROCS, "stack-start");
+  await build({
+    entryPoints: [path.join(dir, "server.ts")],
+    outfile: path.join(dir, "dist", "server.js"),
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    // pino, a CommonJS package, calls require() for Node's own modules (the gateway's build does the same).
+    banner: { js: 'import { createRequire as __stackRequire } from "node:module"; const require = __stackRequire(import.meta.url);' },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    logLevel: "warning",
+  });
+}
+
 async function measureStarts(configDir: string) {
+  await buildStackServer();
   const starters: Record<string, Starter> = {
     npmGateway: (port) =>
       startProcess("npm", ["start"], { cwd: ROOT, env: { ...gatewayEnv(port), PICOCLAW_CONFIG: path.join(configDir, "picoclaw.config.json") } }),
     npmBare: (port) => startProcess("npm", ["start"], { cwd: path.join(PROCS, "bare-start"), env: { PORT: String(port) } }),
     nodeGateway: (port) => startProcess(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], { cwd: configDir, env: gatewayEnv(port) }),
     nodeBare: (port) => startProcess(process.execPath, [path.join(PROCS, "bare-start", "server.mjs")], { cwd: ROOT, env: { PORT: String(port) } }),
+    npmStack: (port) => startProcess("npm", ["start"], { cwd: path.join(PROCS, "stack-start"), env: { PORT: String(port) } }),
   };
   const names = Object.keys(starters);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
@@ -101,6 +127,8 @@ async function measureStarts(configDir: string) {
     npmGatewayMs: median("npmGateway"),
     npmBareMs: median("npmBare"),
     npmRatio: median("npmGateway") / median("npmBare"),
+    npmStackMs: median("npmStack"),
+    npmStackRatio: median("npmStack") / median("npmBare"),
     nodeGatewayMs: median("nodeGateway"),
     nodeBareMs: median("nodeBare"),
     nodeRatio: median("nodeGateway") / median("nodeBare"),
@@ -292,6 +320,7 @@ export async function benchFloor(): Promise<Record<string, number>> {
         "npm start → first 200 on /health",
         `${ms(result.npmGatewayMs)} vs bare ${ms(result.npmBareMs)}: ${fmt(result.npmRatio)}x (target ≤ 1.3x: ${target(result.npmRatio <= 1.3)})`,
       ],
+      ["  the gateway's packages alone (reference)", `${ms(result.npmStackMs)}: ${fmt(result.npmStackRatio)}x of bare`],
       [
         "node dist/main.js gateway → /health",
         `${ms(result.nodeGatewayMs)} vs bare ${ms(result.nodeBareMs)}: ${fmt(result.nodeRatio)}x (target ≤ 2x: ${target(result.nodeRatio <= 2)})`,
