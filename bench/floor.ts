@@ -1,3 +1,5 @@
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { build } from "esbuild";
@@ -85,11 +87,16 @@ async function timeStart(start: Starter): Promise<number> {
   }
 }
 
-/** bench/procs/stack-start/dist/server.js from its server.ts: one ES module, minified as the gateway's chunks are. */
-async function buildStackServer(): Promise<void> {
-  const dir = path.join(PROCS, "stack-start");
+/**
+ * bench/procs/stack-start built into a folder of its own (its package.json, and dist/server.js from its server.ts):
+ * one ES module, minified as the gateway's chunks are. Returns the folder, for `npm start` there.
+ */
+async function buildStackServer(): Promise<string> {
+  const source = path.join(PROCS, "stack-start");
+  const dir = mkdtempSync(path.join(tmpdir(), "picoclaw-bench-stack-"));
+  copyFileSync(path.join(source, "package.json"), path.join(dir, "package.json"));
   await build({
-    entryPoints: [path.join(dir, "server.ts")],
+    entryPoints: [path.join(source, "server.ts")],
     outfile: path.join(dir, "dist", "server.js"),
     bundle: true,
     format: "esm",
@@ -101,26 +108,31 @@ async function buildStackServer(): Promise<void> {
     minifySyntax: true,
     logLevel: "warning",
   });
+  return dir;
 }
 
 async function measureStarts(configDir: string) {
-  await buildStackServer();
+  const stack = await buildStackServer();
   const starters: Record<string, Starter> = {
     npmGateway: (port) =>
       startProcess("npm", ["start"], { cwd: ROOT, env: { ...gatewayEnv(port), PICOCLAW_CONFIG: path.join(configDir, "picoclaw.config.json") } }),
     npmBare: (port) => startProcess("npm", ["start"], { cwd: path.join(PROCS, "bare-start"), env: { PORT: String(port) } }),
     nodeGateway: (port) => startProcess(process.execPath, [path.join(ROOT, "dist", "main.js"), "gateway"], { cwd: configDir, env: gatewayEnv(port) }),
     nodeBare: (port) => startProcess(process.execPath, [path.join(PROCS, "bare-start", "server.mjs")], { cwd: ROOT, env: { PORT: String(port) } }),
-    npmStack: (port) => startProcess("npm", ["start"], { cwd: path.join(PROCS, "stack-start"), env: { PORT: String(port) } }),
+    npmStack: (port) => startProcess("npm", ["start"], { cwd: stack, env: { PORT: String(port) } }),
   };
   const names = Object.keys(starters);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  for (let i = 0; i < STARTS; i++) {
-    // A different order each round, so no kind always follows the same other.
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(i + k) % names.length]!;
-      samples[name]!.push(await timeStart(starters[name]!));
+  try {
+    for (let i = 0; i < STARTS; i++) {
+      // A different order each round, so no kind always follows the same other.
+      for (let k = 0; k < names.length; k++) {
+        const name = names[(i + k) % names.length]!;
+        samples[name]!.push(await timeStart(starters[name]!));
+      }
     }
+  } finally {
+    rmSync(stack, { recursive: true, force: true });
   }
   const median = (name: string) => percentile(samples[name]!, 50);
   return {

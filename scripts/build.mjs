@@ -18,7 +18,7 @@
 // step records a digest of what the build was made from
 // (scripts/build-inputs.mjs), which tells npm start the build is current.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -90,15 +90,23 @@ function scriptsUnder(dir, found = []) {
 
 /**
  * dist/code-cache/ from a gateway started as a user starts one, in a folder
- * of its own with the package's agents, once it has answered /health
+ * of its own with an agent of its own (a build, the image's among them, may
+ * have no agents folder), once it has answered /health
  * (scripts/write-code-cache.cjs). Without it the gateway works as well and
  * starts slower, so a failure here is a warning.
  */
 function writeCodeCache() {
   const project = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-"));
   try {
-    // V8 keys a cache to its flags, which the heap's sizing sets at start: here it sets none.
-    const config = { agents: { dir: path.join(root, "agents") }, gateway: { port: 0, limits: { young_generation_mib: 0, heap_growing_percent: 0 } } };
+    mkdirSync(path.join(project, "agents", "main"), { recursive: true });
+    writeFileSync(
+      path.join(project, "agents", "main", "AGENT.md"),
+      "---\nname: Assistant\ndescription: The code cache's agent\ntools: [todo]\n---\nYou are a helpful assistant.\n",
+    );
+    // V8 keys a cache to the flags in force when it is written. Here nothing sets one before that: not the heap's sizing
+    // (its flags come after the modules a start loads, but here before the write), and not the drop of start-up's
+    // code once listening (`--expose-gc`, and it would flush the very code the cache is to hold).
+    const config = { gateway: { port: 0, limits: { young_generation_mib: 0, heap_growing_percent: 0, drop_start_code: false } } };
     writeFileSync(path.join(project, "picoclaw.config.json"), JSON.stringify(config));
     const env = { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" };
     for (const name of Object.keys(env)) if (name.startsWith("PICOCLAW_") && name !== "PICOCLAW_CONFIG" && name !== "PICOCLAW_LOG_LEVEL") delete env[name];

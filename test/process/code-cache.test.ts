@@ -7,7 +7,7 @@
  * not looked up once V8 had refused one (`skipped`).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -100,6 +100,27 @@ describe("the code cache", () => {
     // What loads before the cache is turned on (dist/main.js itself) gets none: a start never reads one for it.
     expect(existsSync(path.join(built, "code-cache", "main.js.bin"))).toBe(false);
     expect(existsSync(path.join(built, "code-cache", "command.js.bin"))).toBe(true);
+  });
+
+  it("a build in a folder with no agents folder (the image's build stage) writes the cache, and a start there uses it", { timeout: 60_000 }, async () => {
+    const copy = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-build-"));
+    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    for (const entry of ["package.json", "tsconfig.json", "scripts", "src", "web"]) cpSync(path.join(root, entry), path.join(copy, entry), { recursive: true });
+    symlinkSync(path.join(root, "node_modules"), path.join(copy, "node_modules"));
+    const build = spawnSync(process.execPath, [path.join(copy, "scripts", "build.mjs"), "--no-types"], { cwd: copy, encoding: "utf8" });
+    expect(build.status, build.stderr).toBe(0);
+    expect(build.stderr).not.toContain("no code cache");
+    const dist = path.join(copy, "dist");
+    expect(existsSync(path.join(dist, "code-cache", "command.js.bin"))).toBe(true);
+
+    const project = writeProject({ config: { gateway: { port: 0 } } });
+    const gateway = command(dist, ["gateway"], project);
+    await waitFor('the gateway\'s "listening on" line', () => /listening on http/.test(gateway.output()), { instead: gateway.output });
+    gateway.child.kill("SIGTERM");
+    expect(await within("the gateway to exit on SIGTERM", gateway.exited)).toBe(0);
+    const stats = statsIn(gateway.output());
+    expect(stats.rejected).toEqual([]);
+    expect(relative(stats.used, dist)).toEqual(loadedWithTheCommand(dist));
   });
 
   it("a module changed after the build runs its new source, not the cache made for the old one", async () => {
