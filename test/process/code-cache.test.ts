@@ -6,12 +6,13 @@
  * (`rejected`), which had none for their source (`missing`) and which were
  * not looked up once V8 had refused one (`skipped`).
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { CodeCacheStats } from "../../src/code-cache.js";
+import { picoclawProcess } from "../support/cli.js";
 import { writeProject } from "../support/project.js";
 import { waitFor, within } from "../support/wait.js";
 
@@ -30,21 +31,8 @@ process.on("exit", () => {
 `)}`;
 
 /** `node [nodeArgs] <dist>/main.js <args>` in `cwd` with the stats printed at exit: its exit code and all it printed. */
-function command(dist: string, args: string[], cwd: string, nodeArgs: string[] = []) {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", STATS, path.join(dist, "main.js"), ...args], {
-    cwd,
-    env: { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn", PICOCLAW_TEST_DIST: dist },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  onTestFinished(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  let output = "";
-  child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, exited, output: () => output };
-}
+const command = (dist: string, args: string[], cwd: string, nodeArgs: string[] = []) =>
+  picoclawProcess(args, cwd, [], { nodeArgs: [...nodeArgs, "--import", STATS], logLevel: "warn", dist, env: { PICOCLAW_TEST_DIST: dist } });
 
 function statsIn(output: string): CodeCacheStats {
   const line = /CODE CACHE (.*)\n/.exec(output);

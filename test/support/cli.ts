@@ -30,19 +30,25 @@ export async function cliChat(lines: string, terminal = false, cwd = writeProjec
  * `node [nodeArgs] dist/main.js <args>` in `cwd`, a process of its own: its
  * exit, and all it printed so far. Its environment is the test runner's
  * without `omit` (a token that must come from the project's .env only),
- * with PICOCLAW_CONFIG unset and `logLevel` logs (info). Killed when the
- * test ends if it still runs.
+ * with `env` added, PICOCLAW_CONFIG unset and `logLevel` logs (info).
+ * `dist`: another build's folder than the project's. Killed when the test
+ * ends if it still runs.
  */
 export function picoclawProcess(
   args: string[],
   cwd: string,
   omit: readonly string[] = [],
-  { nodeArgs = [], logLevel = "info" }: { nodeArgs?: readonly string[]; logLevel?: string } = {},
+  {
+    nodeArgs = [],
+    logLevel = "info",
+    dist = path.join(ROOT, "dist"),
+    env: extra = {},
+  }: { nodeArgs?: readonly string[]; logLevel?: string; dist?: string; env?: Record<string, string> } = {},
 ) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !omit.includes(name)));
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, "dist", "main.js"), ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(dist, "main.js"), ...args], {
     cwd,
-    env: { ...env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: logLevel },
+    env: { ...env, ...extra, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: logLevel },
     stdio: ["ignore", "pipe", "pipe"],
   });
   onTestFinished(() => {
