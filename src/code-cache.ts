@@ -26,10 +26,10 @@ import vm from "node:vm";
  * ("A dynamic import callback was not specified"): the build makes every
  * other `import()` a `require()`.
  *
- * The build writes the cache (`recordCodeCache`, then `writeCodeCache`)
- * from a gateway started the way a user starts one, once it has answered
- * `/health`, so that it holds what a start runs. A running gateway never
- * writes it.
+ * The build writes the cache (`useCodeCache(root, { record: true })`, then
+ * `writeCodeCache`) from a gateway started the way a user starts one, once
+ * it has answered `/health`, so that it holds what a start runs
+ * (scripts/write-code-cache.cjs). A running gateway never writes it.
  */
 
 /** What the cache did for the modules loaded so far. */
