@@ -12,7 +12,9 @@
 // (dist/features/mcp/index.js, ...), loaded on first use; undici (the web
 // tools' HTTP client) is a chunk of its own too, loaded with their first call.
 // The packages only such optional code needs (the MCP SDK, ajv, grammY,
-// @discordjs, pg) stay in node_modules. Type declarations come from tsc; `--no-types`
+// @discordjs, pg) stay in node_modules. Each module is then turned into
+// CommonJS, and a gateway started once writes V8's code cache for what a
+// start loads (dist/code-cache/; see below). Type declarations come from tsc; `--no-types`
 // leaves them as they are (npm start rebuilds with it: running needs only
 // the JavaScript, in under a second, while tsc takes several). The last
 // step records a digest of what the build was made from
