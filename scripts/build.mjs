@@ -19,9 +19,9 @@
 // the JavaScript, in under a second, while tsc takes several). The last
 // step records a digest of what the build was made from
 // (scripts/build-inputs.mjs), which tells npm start the build is current.
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { setPriority } from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,38 +91,32 @@ function scriptsUnder(dir, found = []) {
 }
 
 /**
- * dist/code-cache/ from a gateway started as a user starts one, in a folder
- * of its own with an agent of its own (a build, the image's among them, may
- * have no agents folder), once it has answered /health
- * (scripts/write-code-cache.cjs). Without it the gateway works as well and
- * starts slower, so a failure here is a warning.
+ * dist/code-cache/ from a gateway started as a user starts one
+ * (scripts/write-code-cache.cjs, in a folder of its own). Without it the
+ * gateway works as well and starts slower, so a failure here is a warning.
+ * `later` (npm start's build, `--code-cache-later`): the gateway that
+ * follows starts at once, and the cache is written beside it by a process
+ * of lower priority, for the starts after; a failure there is silent.
  */
-function writeCodeCache() {
-  const project = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-"));
-  try {
-    mkdirSync(path.join(project, "agents", "main"), { recursive: true });
-    writeFileSync(
-      path.join(project, "agents", "main", "AGENT.md"),
-      "---\nname: Assistant\ndescription: The code cache's agent\ntools: [todo]\n---\nYou are a helpful assistant.\n",
-    );
-    // V8 keys a cache to the flags in force when it is written. Here nothing sets one before that: not the heap's sizing
-    // (its flags come after the modules a start loads, but here before the write), and not the drop of start-up's
-    // code once listening (`--expose-gc`, and it would flush the very code the cache is to hold).
-    const config = { gateway: { port: 0, limits: { young_generation_mib: 0, heap_growing_percent: 0, drop_start_code: false } } };
-    writeFileSync(path.join(project, "picoclaw.config.json"), JSON.stringify(config));
-    const env = { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" };
-    for (const name of Object.keys(env)) if (name.startsWith("PICOCLAW_") && name !== "PICOCLAW_CONFIG" && name !== "PICOCLAW_LOG_LEVEL") delete env[name];
-    const run = spawnSync(process.execPath, [path.join(root, "scripts", "write-code-cache.cjs"), "gateway"], {
-      cwd: project,
-      env,
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    if (run.status !== 0)
-      process.stderr.write(`build: no code cache (the gateway starts without it, slower): ${(run.stderr || run.error?.message || "").trim()}\n`);
-  } finally {
-    rmSync(project, { recursive: true, force: true });
+function writeCodeCache(later) {
+  const env = { ...process.env, PICOCLAW_CONFIG: "", PICOCLAW_LOG_LEVEL: "warn" };
+  for (const name of Object.keys(env)) if (name.startsWith("PICOCLAW_") && name !== "PICOCLAW_CONFIG" && name !== "PICOCLAW_LOG_LEVEL") delete env[name];
+  const writer = [path.join(root, "scripts", "write-code-cache.cjs"), "gateway"];
+  if (later) {
+    const child = spawn(process.execPath, writer, { env, stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    if (child.pid !== undefined)
+      try {
+        setPriority(child.pid, 19);
+      } catch {
+        // Left at the build's priority.
+      }
+    child.unref();
+    return;
   }
+  const run = spawnSync(process.execPath, writer, { env, encoding: "utf8", timeout: 60_000 });
+  if (run.status !== 0)
+    process.stderr.write(`build: no code cache (the gateway starts without it, slower): ${(run.stderr || run.error?.message || "").trim()}\n`);
 }
 
 /** The JavaScript (and its maps) of the last build, which the next one replaces. */
@@ -251,7 +245,7 @@ if (existsSync(path.join(src, "code-cache.ts")))
     logLevel: "warning",
   });
 writeFileSync(path.join(dist, "package.json"), `${JSON.stringify({ type: "commonjs" })}\n`);
-writeCodeCache();
+writeCodeCache(process.argv.includes("--code-cache-later"));
 
 if (withTypes) {
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");

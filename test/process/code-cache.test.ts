@@ -111,6 +111,26 @@ describe("the code cache", () => {
     expect(relative(stats.used, dist)).toEqual(loadedWithTheCommand(dist));
   });
 
+  it("npm start's build (--code-cache-later) returns without waiting for the cache, which a process of its own writes for the starts after", {
+    timeout: 60_000,
+  }, async () => {
+    const copy = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-later-"));
+    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    for (const entry of ["package.json", "tsconfig.json", "scripts", "src", "web"]) cpSync(path.join(root, entry), path.join(copy, entry), { recursive: true });
+    symlinkSync(path.join(root, "node_modules"), path.join(copy, "node_modules"));
+    const build = spawnSync(process.execPath, [path.join(copy, "scripts", "build.mjs"), "--no-types", "--code-cache-later"], { cwd: copy, encoding: "utf8" });
+    expect(build.status, build.stderr).toBe(0);
+    const dist = path.join(copy, "dist");
+    const cached = path.join(dist, "code-cache", "command.js.bin");
+    await waitFor("the code cache written after the build", () => existsSync(cached), { ms: 30_000 });
+    const project = writeProject({ config: { gateway: { port: 0 } } });
+    const version = command(dist, ["--version"], project);
+    expect(await within("--version to exit", version.exited)).toBe(0);
+    const stats = statsIn(version.output());
+    expect(stats.rejected).toEqual([]);
+    expect(relative(stats.used, dist)).toContain("command.js");
+  });
+
   it("a module changed after the build runs its new source, not the cache made for the old one", async () => {
     // An edit of the same length (a patched constant, say): V8's own check of a cache looks at the source's length only.
     const copy = mkdtempSync(path.join(tmpdir(), "picoclaw-code-cache-"));
